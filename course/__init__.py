@@ -7,9 +7,21 @@ Importing this package loads no data and touches no network.
 """
 from .nets import MakeGuesser, NextTokenLoss, NoTalking, SmallStart, device, pick_device
 from .plots import PlotAttention, PlotLosses, PlotSentences, WindowAverage
-from .two_sentences import (MASK, SENTENCES, Decode, DiffusionLoss, Encode, GuessX0,
-                            NonsenseFraction, SamplePInit, SentenceCounts, Undiffuse,
-                            UndiffuseGreedy, UndiffuseTemperature, vocab)
+from .two_sentences import (
+                            MASK,
+                            SENTENCES,
+                            Decode,
+                            DiffusionLoss,
+                            Encode,
+                            GuessX0,
+                            NonsenseFraction,
+                            SamplePInit,
+                            SentenceCounts,
+                            Undiffuse,
+                            UndiffuseGreedy,
+                            UndiffuseTemperature,
+                            vocab,
+)
 
 __all__ = [
     "vocab", "MASK", "SENTENCES", "Encode", "Decode", "SamplePInit", "GuessX0", "DiffusionLoss",

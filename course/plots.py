@@ -4,7 +4,7 @@ matplotlib is imported inside each function so that importing the course stays f
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import torch

@@ -6,7 +6,7 @@ A "sentence" is a tensor of 4 token indices. The world has exactly two sentences
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
@@ -51,7 +51,7 @@ def GuessX0(x_t: torch.Tensor) -> torch.Tensor:
         weight = _SENTENCE_PROBS.clone()
     weight = weight / weight.sum()
     p = torch.zeros(len(x_t), len(vocab))
-    for sentence, w in zip(_SENTENCE_TOKENS, weight):
+    for sentence, w in zip(_SENTENCE_TOKENS, weight, strict=False):
         p[torch.arange(len(x_t)), sentence] += w
     return p
 

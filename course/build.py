@@ -1,0 +1,321 @@
+"""`course build`: the master notebooks in solutions/ -> student notebooks, public tests, autograder.
+
+For every master, in order:
+1. Rewrite the cells the build owns (tagged `setup`, `given-earlier`, `points`), so that every
+   notebook sets itself up the same way, gives the earlier weeks' answers as GIVEN code, and states
+   its points. The master is saved back only if something changed.
+2. Run `otter assign` on a copy, then place its output:
+     notebooks/NN_name.ipynb            the student notebook
+     notebooks/tests/NN_name/qN.py      public tests (what grader.check runs)
+     autograder/NN_name/tests/qN.py     public and hidden tests
+     autograder/NN_name/assignment.json questions and points
+     autograder/build/                  (git-ignored) otter's autograder zip and the filled-in
+                                        notebook as a student would submit it
+Committed output has no timestamps and fixed cell ids, so a second build changes nothing.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import nbformat
+import yaml
+
+from .release import RELEASE_URL
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS = ROOT / "solutions"
+NOTEBOOKS = ROOT / "notebooks"
+AUTOGRADER = ROOT / "autograder"
+BUILD = AUTOGRADER / "build"
+
+NAMES = ["01_no_talking", "02_with_position", "03_attention", "04_head", "05_multihead",
+         "06_block", "07_my_transformer", "08_causal"]
+
+SETUP_TEMPLATE = '''\
+# GIVEN: setup. Run this cell first. On your own computer it finds the course next to this
+# notebook; on Google Colab it downloads the course bundle and the grader the first time.
+NOTEBOOK = "{name}"
+COURSE_URL = "{url}"
+
+import io, os, subprocess, sys, urllib.request, zipfile
+
+def _course_root():
+    if "google.colab" in sys.modules:                            # Colab: fetch the course once
+        folder = os.path.abspath("transformer-course")
+        if not os.path.isdir(os.path.join(folder, "course")):
+            data = urllib.request.urlopen(os.environ.get("COURSE_URL", COURSE_URL)).read()
+            zipfile.ZipFile(io.BytesIO(data)).extractall(folder)
+        return folder
+    for folder in (".", ".."):                                   # a clone or an unpacked bundle
+        if os.path.isdir(os.path.join(folder, "course")):
+            return os.path.abspath(folder)
+    return None
+
+_root = _course_root()
+if _root and _root not in sys.path:
+    sys.path.insert(0, _root)
+try:
+    import otter
+except ImportError:                                              # Colab: install the grader once
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "otter-grader==7.0.0"], check=True)
+    import otter
+
+import math
+import numpy as np
+import matplotlib.pyplot as plt
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+from course import *
+from course.training import Seed, Steps
+
+_tests = [os.path.join(folder, "notebooks", "tests", NOTEBOOK) for folder in filter(None, [_root])]
+_tests += [os.path.join("tests", NOTEBOOK)]
+grader = otter.Notebook(tests_dir=next((t for t in _tests if os.path.isdir(t)), _tests[-1]))
+print(f"Ready: torch {{torch.__version__}}, running on {{device}}.")'''
+
+GIVEN_EARLIER_HEADER = '''\
+# GIVEN: reference answers from the earlier notebooks, so that this week starts from working code.
+# (If yours worked, they are the same thing. Read them if you got stuck last week.)'''
+
+POINTS_TEMPLATE = ("**Points.** This notebook is worth **{total} points**: {auto} checked by the "
+                   "autograder, {manual} read by your instructor (plots and explanations).")
+
+_SOLUTION_MARKER = re.compile(r"^\s*#\s*(BEGIN|END)\s+SOLUTION(\s+NO\s+PROMPT)?\s*$", re.I)
+_PROMPT_BEGIN = re.compile(r"^\s*#\s*BEGIN\s+PROMPT\s*$", re.I)
+_PROMPT_END = re.compile(r"^\s*#\s*END\s+PROMPT\s*$", re.I)
+_SOLUTION_TAIL = re.compile(r"\s*#\s*SOLUTION\s*$", re.I)
+
+
+def _tags(cell) -> list[str]:
+    return list(cell.get("metadata", {}).get("tags", []))
+
+
+def _source(cell) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else src
+
+
+def answer_code(source: str) -> str:
+    """A solution cell's code as the answer reads: prompt blocks and solution markers removed."""
+    lines, in_prompt = [], False
+    for line in source.splitlines():
+        if _PROMPT_BEGIN.match(line):
+            in_prompt = True
+        elif _PROMPT_END.match(line):
+            in_prompt = False
+        elif not in_prompt and not _SOLUTION_MARKER.match(line):
+            lines.append(_SOLUTION_TAIL.sub("", line))
+    return "\n".join(lines).strip("\n")
+
+
+def read_master(name: str) -> nbformat.NotebookNode:
+    return nbformat.read(SOLUTIONS / f"{name}.ipynb", as_version=4)
+
+
+def masters() -> list[str]:
+    """The masters that exist, in course order."""
+    return [n for n in NAMES if (SOLUTIONS / f"{n}.ipynb").exists()]
+
+
+def reference_code(name: str) -> list[str]:
+    """The answers of one master that later notebooks re-use (its cells tagged `reference`)."""
+    return [answer_code(_source(c)) for c in read_master(name).cells
+            if c.cell_type == "code" and "reference" in _tags(c)]
+
+
+def earlier_reference_code(name: str) -> list[str]:
+    """Reference answers of every master before `name`, in order; a later one replaces an earlier
+    definition of the same name (08's causal Attention replaces 03's)."""
+    return [code for earlier in NAMES[:NAMES.index(name)] if (SOLUTIONS / f"{earlier}.ipynb").exists()
+            for code in reference_code(earlier)]
+
+
+def reference_namespace(upto: str = NAMES[-1]) -> dict:
+    """Run the reference answers of every master up to and including `upto`; return the namespace.
+
+    Benchmarks and tests use this to get the solutions' own classes (WithPosition, MyTransformer, ...).
+    """
+    import math
+
+    import numpy as np
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from tqdm.auto import tqdm
+
+    import course
+    from course import stories, training
+
+    namespace: dict = {"math": math, "np": np, "torch": torch, "nn": nn, "F": F, "tqdm": tqdm,
+                       "Seed": training.Seed, "Steps": training.Steps}
+    namespace.update({k: getattr(course, k) for k in course.__all__})
+    namespace.update({k: getattr(stories, k) for k in ("StoryTokens", "StoryText", "GetBatch")})
+
+    class _Lazy(dict):            # story_vocab etc. load the stories only when a function uses them
+        def __missing__(self, key):
+            if key in ("story_vocab", "STORY_UNK", "STORY_MASK", "corpus"):
+                return getattr(stories, key)
+            raise KeyError(key)
+
+    namespace = _Lazy(namespace)
+    for name in NAMES[:NAMES.index(upto) + 1]:
+        if (SOLUTIONS / f"{name}.ipynb").exists():
+            for code in reference_code(name):
+                exec(compile(code, f"<{name} reference>", "exec"), namespace)
+    return namespace
+
+
+def questions(nb: nbformat.NotebookNode) -> list[dict]:
+    """[{'name': 'q1', 'points': 2, 'manual': False}, ...] from the BEGIN QUESTION cells."""
+    found = []
+    for cell in nb.cells:
+        text = _source(cell)
+        if cell.cell_type == "raw" and re.match(r"\s*#\s*BEGIN\s+QUESTION", text, re.I):
+            config = yaml.safe_load(text.split("\n", 1)[1]) or {}
+            found.append({"name": str(config["name"]), "points": config.get("points", 1),
+                          "manual": bool(config.get("manual", False))})
+    return found
+
+
+def _points_line(qs: list[dict]) -> str:
+    def total(items):
+        return sum(_sum_points(q["points"]) for q in items)
+    auto = total([q for q in qs if not q["manual"]])
+    manual = total([q for q in qs if q["manual"]])
+    return POINTS_TEMPLATE.format(total=_fmt(auto + manual), auto=_fmt(auto), manual=_fmt(manual))
+
+
+def _sum_points(points) -> float:
+    return float(sum(points)) if isinstance(points, list) else float(points)
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def normalize(nb: nbformat.NotebookNode, prefix: str) -> nbformat.NotebookNode:
+    """Clear outputs, keep only the metadata a notebook needs, and number the cells."""
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"{prefix}-{i:03d}"
+        if cell.cell_type == "code":
+            cell["outputs"] = []
+            cell["execution_count"] = None
+        kept = {k: v for k, v in cell.get("metadata", {}).items()
+                if k in ("tags", "deletable", "editable", "otter")}
+        cell["metadata"] = kept
+        if isinstance(cell.get("source"), list):
+            cell["source"] = "".join(cell["source"])
+    nb.metadata = {
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+        **({"otter": nb.metadata["otter"]} if "otter" in nb.metadata else {}),
+    }
+    nb.nbformat, nb.nbformat_minor = 4, 5
+    return nb
+
+
+def write_if_changed(nb: nbformat.NotebookNode, path: Path) -> bool:
+    text = nbformat.writes(nb) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() and path.read_text() == text:
+        return False
+    path.write_text(text)
+    return True
+
+
+def prepare_master(name: str) -> bool:
+    """Rewrite the build-owned cells of one master; True if the file changed."""
+    nb = read_master(name)
+    for cell in nb.cells:
+        tags = _tags(cell)
+        if "setup" in tags:
+            cell["source"] = SETUP_TEMPLATE.format(name=name, url=RELEASE_URL)
+        elif "given-earlier" in tags:
+            cell["source"] = "\n\n\n".join([GIVEN_EARLIER_HEADER] + earlier_reference_code(name))
+        elif "points" in tags:
+            cell["source"] = _points_line(questions(nb))
+    return write_if_changed(normalize(nb, name[:2]), SOLUTIONS / f"{name}.ipynb")
+
+
+def _replace_dir(src: Path, dst: Path) -> None:
+    if dst.exists():
+        shutil.rmtree(dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(src, dst)
+
+
+def assign(name: str) -> list[str]:
+    """Run otter assign on one master and place its output; returns the paths it changed."""
+    changed = []
+    with tempfile.TemporaryDirectory(prefix=f"build-{name}-") as tmp:
+        tmp = Path(tmp)
+        master = tmp / f"{name}.ipynb"
+        shutil.copy(SOLUTIONS / f"{name}.ipynb", master)
+        dist = tmp / "dist"
+        result = subprocess.run([sys.executable, "-m", "otter", "assign", str(master), str(dist)],
+                                cwd=tmp, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(f"otter assign failed on {name}:\n{result.stdout}\n{result.stderr}")
+
+        student = normalize(nbformat.read(dist / "student" / f"{name}.ipynb", as_version=4), name[:2])
+        if write_if_changed(student, NOTEBOOKS / f"{name}.ipynb"):
+            changed.append(f"notebooks/{name}.ipynb")
+        for src, dst in [(dist / "student" / "tests", NOTEBOOKS / "tests" / name),
+                         (dist / "autograder" / "tests", AUTOGRADER / name / "tests")]:
+            before = {p.name: p.read_bytes() for p in dst.glob("*.py")} if dst.exists() else {}
+            _replace_dir(src, dst)
+            if before != {p.name: p.read_bytes() for p in dst.glob("*.py")}:
+                changed.append(str(dst.relative_to(ROOT)))
+        info = {"name": name, "questions": questions(read_master(name))}
+        info_path = AUTOGRADER / name / "assignment.json"
+        text = json.dumps(info, indent=1) + "\n"
+        if not info_path.exists() or info_path.read_text() != text:
+            info_path.write_text(text)
+            changed.append(str(info_path.relative_to(ROOT)))
+
+        BUILD.mkdir(parents=True, exist_ok=True)
+        for z in (dist / "autograder").glob("*.zip"):
+            shutil.copy(z, BUILD / f"{name}-autograder.zip")
+        filled = normalize(nbformat.read(dist / "autograder" / f"{name}.ipynb", as_version=4), name[:2])
+        write_if_changed(filled, BUILD / f"{name}-solution.ipynb")
+    return changed
+
+
+def build(names: list[str] | None = None, workers: int = 2) -> list[str]:
+    """Build the named masters (default: all); returns the committed paths that changed."""
+    names = names or masters()
+    changed = [f"solutions/{n}.ipynb" for n in masters() if prepare_master(n)]
+    with ThreadPoolExecutor(workers) as pool:
+        for paths in pool.map(assign, names):
+            changed.extend(paths)
+    return changed
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="course build", description=__doc__.split("\n")[0])
+    parser.add_argument("notebooks", nargs="*", help="NN_name of the masters to build (default: all)")
+    parser.add_argument("--check", action="store_true",
+                        help="fail if the build changed any committed file (for CI)")
+    args = parser.parse_args(argv)
+    unknown = [n for n in args.notebooks if n not in NAMES]
+    if unknown:
+        parser.error(f"unknown notebook(s) {unknown}; choose from {NAMES}")
+    changed = build(args.notebooks or None)
+    for path in changed:
+        print(f"updated {path}")
+    print(f"built {len(args.notebooks or masters())} notebook(s); {len(changed)} file(s) changed")
+    if args.check and changed:
+        print("The committed build was out of date with solutions/: run `course build` and commit.")
+        return 1
+    return 0
