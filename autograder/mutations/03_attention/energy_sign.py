@@ -1,0 +1,8 @@
+# question: q1
+# expect: fail
+# replaces: Attention
+# why: takes the Boltzmann weight e^{+E} instead of e^{-E}: listens to the worst matches
+def Attention(q, k, v):
+    energy = -(q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+    weights = torch.softmax(energy, dim=-1)
+    return weights @ v, weights

@@ -1,0 +1,7 @@
+# question: q1
+# expect: fail
+# replaces: Attention
+# why: forgets the 1/sqrt(d): the Boltzmann distribution is too cold
+def Attention(q, k, v):
+    weights = torch.softmax(q @ k.transpose(-2, -1), dim=-1)
+    return weights @ v, weights

@@ -1,0 +1,8 @@
+# question: q1
+# expect: fail
+# replaces: Attention
+# why: normalises over i (the columns) instead of over j
+def Attention(q, k, v):
+    dots = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    weights = torch.softmax(dots, dim=-2)
+    return weights @ v, weights
