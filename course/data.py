@@ -119,7 +119,7 @@ def load_text(verbose: bool = True) -> str:
 
     url = os.environ.get(ENV_URL, URL)
     try:
-        data = download(url)
+        data = download(url, NBYTES)
     except Exception as error:   # no network, HTTP error, ...
         why = f"the cached copy is unusable ({problem}) and " if problem else ""
         raise StoriesUnavailable(

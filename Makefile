@@ -1,0 +1,51 @@
+# Two commands do all the set-up on a fresh machine:  make test  and  make demo.
+PYTHON  ?= python3
+VENV    := .venv
+PY      := $(VENV)/bin/python
+SHARED  ?= ../shared
+SHARED_STORIES := $(SHARED)/data/tinystories/TinyStories-train-first2MiB.txt
+STORIES := data_cache/tinystories-4MB.txt
+
+.PHONY: test demo build solutions release lint setup data clean
+
+setup: $(VENV)/.stamp
+
+# The virtual environment, with the pinned packages; redone only when the pins change.
+$(VENV)/.stamp: requirements.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q --no-deps -e . --config-settings editable_mode=compat
+	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $@
+
+# The stories: the shared offline copy when it is there (tests, CI), else the real download.
+data: $(STORIES)
+$(STORIES): | $(VENV)/.stamp
+	@if [ -f "$(SHARED_STORIES)" ]; then \
+		$(PY) -m course data --from "$(SHARED_STORIES)"; \
+	else \
+		$(PY) -c "from course.data import load_text; load_text()"; \
+	fi
+
+lint: $(VENV)/.stamp
+	$(VENV)/bin/ruff check course autograder benchmarks tests
+
+test: $(VENV)/.stamp $(STORIES) lint
+	$(PY) -m course build --check
+	$(PY) -m pytest -q
+
+demo: $(VENV)/.stamp $(STORIES)
+	$(PY) -m course.demo
+
+build: $(VENV)/.stamp
+	$(PY) -m course build
+
+solutions: $(VENV)/.stamp $(STORIES)
+	$(PY) -m course solutions
+
+release: $(VENV)/.stamp
+	$(PY) -m course release dist
+
+clean:
+	rm -rf $(VENV) autograder/build runs grading dist

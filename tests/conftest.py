@@ -1,0 +1,32 @@
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+SHARED_TRAIN = SHARED / "data" / "tinystories" / "TinyStories-train-first2MiB.txt"
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture
+def shared_stories(monkeypatch):
+    """The genuine TinyStories text in ../shared, as the stories of the course."""
+    if not SHARED_TRAIN.exists():
+        pytest.skip("../shared/data/tinystories is not here")
+    monkeypatch.setenv("COURSE_STORIES_FILE", str(SHARED_TRAIN))
+    from course import stories
+    stories._world.cache_clear()
+    yield stories
+    stories._world.cache_clear()
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    torch.manual_seed(0)
+    yield
+
+
+os.environ.setdefault("MPLBACKEND", "Agg")
