@@ -1,0 +1,16 @@
+# question: q2
+# expect: pass
+# replaces: Block
+# why: the same block written with temporary names
+class Block(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(dim)
+        self.attention = MultiHead(dim, heads)
+        self.norm2 = nn.LayerNorm(dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+
+    def forward(self, x):
+        talked = x + self.attention(self.norm1(x))
+        thought = self.mlp(self.norm2(talked))
+        return talked + thought
