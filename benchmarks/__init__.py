@@ -1,0 +1,1 @@
+"""Benchmarks that measure the numbers the course promises (run them as scripts)."""
