@@ -89,10 +89,10 @@ GIVEN_EARLIER_HEADER = '''\
 POINTS_TEMPLATE = ("**Points.** This notebook is worth **{total} points**: {auto} checked by the "
                    "autograder, {manual} read by your instructor (plots and explanations).")
 
-_SOLUTION_MARKER = re.compile(r"^\s*#\s*(BEGIN|END)\s+SOLUTION(\s+NO\s+PROMPT)?\s*$", re.I)
-_PROMPT_BEGIN = re.compile(r"^\s*#\s*BEGIN\s+PROMPT\s*$", re.I)
-_PROMPT_END = re.compile(r"^\s*#\s*END\s+PROMPT\s*$", re.I)
-_SOLUTION_TAIL = re.compile(r"\s*#\s*SOLUTION\s*$", re.I)
+_SOLUTION_MARKER = re.compile(r"^\s*#\s*(BEGIN|END)\s+SOLUTION(\s+NO\s+PROMPT)?\s*$", re.IGNORECASE)
+_PROMPT_BEGIN = re.compile(r"^\s*#\s*BEGIN\s+PROMPT\s*$", re.IGNORECASE)
+_PROMPT_END = re.compile(r"^\s*#\s*END\s+PROMPT\s*$", re.IGNORECASE)
+_SOLUTION_TAIL = re.compile(r"\s*#\s*SOLUTION\s*$", re.IGNORECASE)
 
 
 def _tags(cell) -> list[str]:
@@ -179,7 +179,7 @@ def questions(nb: nbformat.NotebookNode) -> list[dict]:
     found = []
     for cell in nb.cells:
         text = _source(cell)
-        if cell.cell_type == "raw" and re.match(r"\s*#\s*BEGIN\s+QUESTION", text, re.I):
+        if cell.cell_type == "raw" and re.match(r"\s*#\s*BEGIN\s+QUESTION", text, re.IGNORECASE):
             config = yaml.safe_load(text.split("\n", 1)[1]) or {}
             found.append({"name": str(config["name"]), "points": config.get("points", 1),
                           "manual": bool(config.get("manual", False))})
@@ -319,3 +319,35 @@ def main(argv: list[str] | None = None) -> int:
         print("The committed build was out of date with solutions/: run `course build` and commit.")
         return 1
     return 0
+
+
+def answer_cells(nb: nbformat.NotebookNode) -> list[str]:
+    """The sources of every answer in a master: cells between BEGIN/END SOLUTION raw cells and
+    solution blocks inside code cells, as the answer reads (prompts removed)."""
+    answers, inside = [], False
+    for cell in nb.cells:
+        text = _source(cell)
+        if cell.cell_type == "raw" and re.match(r"\s*#\s*BEGIN\s+SOLUTION", text, re.IGNORECASE):
+            inside = True
+        elif cell.cell_type == "raw" and re.match(r"\s*#\s*END\s+SOLUTION", text, re.IGNORECASE):
+            inside = False
+        elif inside and not (cell.cell_type == "code" and _MARKED.search(text)):
+            answers.append(text)                      # the whole cell is the answer
+        elif cell.cell_type == "code" and _MARKED.search(text):
+            answers.append(_inline_solution(text))    # only the marked lines are
+    return answers
+
+
+_MARKED = re.compile(r"#\s*(BEGIN\s+(SOLUTION|PROMPT)|SOLUTION\s*$)", re.IGNORECASE | re.MULTILINE)
+
+
+def _inline_solution(source: str) -> str:
+    kept, inside = [], False
+    for line in source.splitlines():
+        if re.match(r"^\s*#\s*BEGIN\s+SOLUTION", line, re.IGNORECASE):
+            inside = True
+        elif re.match(r"^\s*#\s*END\s+SOLUTION", line, re.IGNORECASE):
+            inside = False
+        elif inside or _SOLUTION_TAIL.search(line):
+            kept.append(_SOLUTION_TAIL.sub("", line))
+    return "\n".join(kept)

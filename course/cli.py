@@ -3,7 +3,7 @@
     course build                     master notebooks -> student notebooks + autograder tests
     course grade SUBMISSION... --assignment NN_name --out DIR
     course solutions [--quick] [NOTEBOOK...]
-    course release OUT               the student bundle for Colab
+    course release OUT [--upto NN]   the student bundle for Colab
     course data --from FILE          put a local TinyStories text file into the data cache
 """
 from __future__ import annotations
@@ -22,8 +22,11 @@ def _release(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="course release",
                                      description="Write the student bundle OUT/course-student.zip.")
     parser.add_argument("out", type=Path)
+    parser.add_argument("--upto", metavar="NN_name",
+                        help="release the notebooks up to this one only (each notebook gives the "
+                             "earlier ones' answers, so release one week at a time)")
     args = parser.parse_args(argv)
-    path = write_bundle(args.out)
+    path = write_bundle(args.out, upto=args.upto)
     print(f"wrote {path} ({path.stat().st_size:,} bytes)")
     return 0
 

@@ -32,24 +32,34 @@ Run Jupyter from this folder (`jupyter notebook notebooks/`), so that the notebo
 """
 
 
-def bundle_files(root: Path = ROOT) -> list[tuple[Path, str]]:
-    """(file on disk, name in the bundle) for everything that goes to students, sorted."""
+def _released(path: Path, upto: str | None) -> bool:
+    """Is this notebook (or its tests folder) part of a release up to notebook `upto`?"""
+    name = path.stem if path.suffix == ".ipynb" else path.parent.name
+    return upto is None or name[:2] <= upto[:2]
+
+
+def bundle_files(root: Path = ROOT, upto: str | None = None) -> list[tuple[Path, str]]:
+    """(file on disk, name in the bundle) for everything that goes to students, sorted.
+
+    With `upto` (e.g. "03_attention") only the notebooks up to that one are included: each
+    notebook gives the earlier ones' answers as GIVEN code, so release them one week at a time.
+    """
     files = []
     for path in sorted((root / "course").rglob("*.py")):
         files.append((path, path.relative_to(root).as_posix()))
     for path in sorted((root / "notebooks").rglob("*")):
-        if path.is_file() and (path.suffix in (".ipynb", ".py")) and "__pycache__" not in path.parts \
-                and ".ipynb_checkpoints" not in path.parts:
+        if path.is_file() and path.suffix in (".ipynb", ".py") and "__pycache__" not in path.parts \
+                and ".ipynb_checkpoints" not in path.parts and _released(path, upto):
             files.append((path, path.relative_to(root).as_posix()))
     return files
 
 
-def write_bundle(out_dir: Path, root: Path = ROOT) -> Path:
+def write_bundle(out_dir: Path, root: Path = ROOT, upto: str | None = None) -> Path:
     """Write out_dir/course-student.zip; the same inputs give the same bytes (fixed dates, sorted)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / BUNDLE_NAME
     with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
-        entries = [(None, "README.md")] + bundle_files(root)
+        entries = [(None, "README.md")] + bundle_files(root, upto)
         for path, name in entries:
             info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED

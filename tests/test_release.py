@@ -1,0 +1,145 @@
+"""What students get: no answer of the week and no hidden test leaks into notebooks/ or the
+bundle, the bundle is reproducible, and the setup cell installs the course from a served bundle."""
+import http.server
+import inspect
+import json
+import subprocess
+import sys
+import threading
+import zipfile
+from functools import partial
+from pathlib import Path
+
+import nbformat
+import pytest
+from otter.test_files.exception_test import ExceptionTestFile
+
+from course import build
+from course.release import BUNDLE_NAME, write_bundle
+
+ROOT = build.ROOT
+PAGE = ROOT.parent / "shared" / "seeds" / "000_6bd8e58f056863d1.txt"
+BUILT = [n for n in build.masters() if (ROOT / "notebooks" / f"{n}.ipynb").exists()]
+pytestmark = pytest.mark.skipif(not BUILT, reason="no built notebooks yet")
+
+
+def _lines(text: str) -> set[str]:
+    """Lines worth comparing: long enough to be specific, not comments or blank."""
+    out = set()
+    for line in text.splitlines():
+        line = line.strip()
+        if len(line) >= 20 and not line.startswith("#"):
+            out.add(line)
+    return out
+
+
+def _notebook_text(path: Path) -> str:
+    nb = nbformat.read(path, as_version=4)
+    return "\n".join(c.source for c in nb.cells)
+
+
+def _public_lines(name: str) -> set[str]:
+    """What a student may see anyway: the page, and the master's own non-answer cells."""
+    nb = build.read_master(name)
+    answers = "\n".join(build.answer_cells(nb))
+    visible = _lines("\n".join(c.source for c in nb.cells)) - _lines(answers)
+    page = _lines(PAGE.read_text()) if PAGE.exists() else set()
+    earlier = _lines("\n".join(build.earlier_reference_code(name)))
+    return visible | page | earlier
+
+
+def _answer_lines(name: str) -> set[str]:
+    return _lines("\n".join(build.answer_cells(build.read_master(name)))) - _public_lines(name)
+
+
+def _hidden_test_lines(name: str) -> set[str]:
+    hidden, public = set(), set()
+    for path in sorted((ROOT / "autograder" / name / "tests").glob("*.py")):
+        test_file = ExceptionTestFile.from_file(str(path))
+        for case in test_file.test_cases:
+            body = _lines(inspect.getsource(case.body.test_func))
+            (hidden if case.hidden else public).update(body)
+    return hidden - public - _public_lines(name)
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_every_master_has_answers_and_hidden_tests(name):
+    assert _answer_lines(name), f"{name}: no answer lines found in the master"
+    assert _hidden_test_lines(name), f"{name}: no hidden test lines found"
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_no_answer_of_the_week_in_what_students_have_by_then(name):
+    answers = _answer_lines(name)
+    places = [ROOT / "notebooks" / f"{m}.ipynb" for m in BUILT if m[:2] <= name[:2]]
+    places += sorted((ROOT / "notebooks" / "tests").rglob("*.py"))
+    places += sorted((ROOT / "course").rglob("*.py"))
+    for path in places:
+        text = _notebook_text(path) if path.suffix == ".ipynb" else path.read_text()
+        leaked = answers & _lines(text)
+        assert not leaked, f"answer lines of {name} appear in {path.relative_to(ROOT)}: {leaked}"
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_no_hidden_test_under_notebooks(name):
+    hidden = _hidden_test_lines(name)
+    for path in sorted((ROOT / "notebooks").rglob("*")):
+        if path.suffix in (".ipynb", ".py"):
+            text = _notebook_text(path) if path.suffix == ".ipynb" else path.read_text()
+            assert not hidden & _lines(text), f"hidden test of {name} in {path.relative_to(ROOT)}"
+
+
+def test_bundle_contents_and_reproducibility(tmp_path):
+    upto = BUILT[0]
+    first = write_bundle(tmp_path / "a", upto=upto)
+    second = write_bundle(tmp_path / "b", upto=upto)
+    assert first.read_bytes() == second.read_bytes()
+    names = zipfile.ZipFile(first).namelist()
+    assert "README.md" in names and "course/__init__.py" in names
+    assert f"notebooks/{upto}.ipynb" in names
+    assert not any(n.startswith(("solutions/", "autograder/")) for n in names)
+    assert not any(n.startswith("notebooks/") and n.split("/")[-1][:2] > upto[:2]
+                   and n.endswith(".ipynb") for n in names)
+    everything = zipfile.ZipFile(write_bundle(tmp_path / "c"))
+    text = "\n".join(everything.read(n).decode() for n in everything.namelist())
+    for name in BUILT:
+        assert not _hidden_test_lines(name) & _lines(text), f"a hidden test of {name} is in the bundle"
+    for name in BUILT[:1]:
+        in_week = zipfile.ZipFile(write_bundle(tmp_path / name, upto=name))
+        week_text = "\n".join(in_week.read(n).decode() for n in in_week.namelist())
+        assert not _answer_lines(name) & _lines(week_text), f"answers of {name} in its own release"
+
+
+def _setup_source(name: str) -> str:
+    nb = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
+    return next(c.source for c in nb.cells if "setup" in c.metadata.get("tags", []))
+
+
+def test_setup_cell_fetches_the_bundle_on_colab(tmp_path):
+    """Pretend to be Colab: the setup cell downloads the served bundle and uses it."""
+    served = tmp_path / "served"
+    write_bundle(served)
+    handler = partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    http.server.SimpleHTTPRequestHandler.log_message = lambda *a: None
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        name = BUILT[0]
+        work = tmp_path / "content"
+        work.mkdir()
+        script = ("import sys, types, json\n"
+                  "sys.modules['google.colab'] = types.ModuleType('google.colab')\n"
+                  + _setup_source(name) +
+                  "\nimport course\nprint('@@' + json.dumps({'course': course.__file__, "
+                  "'tests': str(grader._path) if hasattr(grader, '_path') else ''}))\n")
+        env = {"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg", "HOME": str(tmp_path),
+               "COURSE_URL": f"http://127.0.0.1:{httpd.server_port}/{BUNDLE_NAME}"}
+        out = subprocess.run([sys.executable, "-c", script], cwd=work, env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-3000:]
+        result = json.loads(out.stdout.split("@@")[-1])
+        assert result["course"].startswith(str(work / "transformer-course"))
+        assert (work / "transformer-course" / "notebooks" / "tests" / name).is_dir()
+        assert "Ready" in out.stdout
+    finally:
+        httpd.shutdown()
