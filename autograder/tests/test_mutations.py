@@ -1,0 +1,92 @@
+"""The mutation suite: every deliberately buggy answer loses points in its own question (and only
+there), every alternative correct answer and the solution score 100%, and the blank student
+notebook scores 0 with grading finishing cleanly. Each notebook's submissions are graded in one
+batch through the real `course grade` command."""
+import csv
+import json
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import mutants
+from course import build
+
+ROOT = build.ROOT
+BUILT = [n for n in build.masters() if (mutants.BUILD / f"{n}-solution.ipynb").exists()]
+pytestmark = pytest.mark.slow
+
+
+@cache
+def graded(name: str, tmp_root: str) -> dict:
+    """Grade the solution, the blank notebook and every mutant of one notebook; {stem: row}."""
+    subs = Path(tmp_root) / name / "submissions"
+    written = mutants.write_submissions(name, subs)
+    nbformat.write(mutants.solution_notebook(name), subs / f"{name}__solution.ipynb")
+    (subs / f"{name}__blank.ipynb").write_bytes((ROOT / "notebooks" / f"{name}.ipynb").read_bytes())
+    out = Path(tmp_root) / name / "grades"
+    result = subprocess.run([sys.executable, "-m", "course", "grade", str(subs), "--assignment", name,
+                             "--out", str(out), "--workers", "2", "--no-progress"],
+                            capture_output=True, text=True, timeout=1800)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    with open(out / "grades.csv", newline="") as f:
+        rows = {Path(r["file"]).stem: r for r in csv.DictReader(f)}
+    return {"rows": rows, "mutants": written, "out": out}
+
+
+def _questions(name: str) -> list[dict]:
+    info = json.loads((ROOT / "autograder" / name / "assignment.json").read_text())
+    return [q for q in info["questions"] if not q["manual"]]
+
+
+def _lost(name: str, row: dict) -> list[str]:
+    return sorted(q["name"] for q in _questions(name)
+                  if float(row[q["name"]] or 0) < float(q["points"]) - 1e-9)
+
+
+def _cases():
+    for name in BUILT:
+        yield pytest.param(name, None, id=f"{name}-solution")
+        for mutant in mutants.load_mutants(name):
+            yield pytest.param(name, mutant.name, id=f"{name}-{mutant.expect}-{mutant.name}")
+
+
+@pytest.fixture(scope="session")
+def grading_root(tmp_path_factory) -> str:
+    return str(tmp_path_factory.mktemp("mutation-suite"))
+
+
+@pytest.mark.parametrize("name, mutant_name", list(_cases()))
+def test_mutant_scores_as_expected(name, mutant_name, grading_root):
+    batch = graded(name, grading_root)
+    if mutant_name is None:
+        row = batch["rows"][f"{name}__solution"]
+        assert row["grading_status"] == "ok"
+        assert _lost(name, row) == [], f"the solution of {name} lost points"
+        return
+    stem, mutant = next((s, m) for s, m in batch["mutants"].items() if m.name == mutant_name)
+    row = batch["rows"][stem]
+    assert row["grading_status"] == "ok", row["grading_status"]
+    lost = _lost(name, row)
+    if mutant.expect == "pass":
+        assert lost == [], f"correct alternative {mutant_name} lost points in {lost}"
+    else:
+        assert lost == [mutant.question], (
+            f"buggy {mutant_name} ({mutant.why}) lost points in {lost or 'nothing'}, "
+            f"expected {mutant.question} only")
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_blank_notebook_scores_zero_cleanly(name, grading_root):
+    row = graded(name, grading_root)["rows"][f"{name}__blank"]
+    assert row["grading_status"] == "ok", row["grading_status"]
+    assert float(row["total_points_earned"]) == 0
+
+
+def test_suite_is_big_enough():
+    everything = [m for name in build.masters() for m in mutants.load_mutants(name)]
+    assert sum(m.expect == "fail" for m in everything) >= 30
+    assert sum(m.expect == "pass" for m in everything) >= 8
