@@ -1,0 +1,210 @@
+"""What grading writes: ``grades.csv``, ``results/<stem>.json``, ``feedback/<stem>.md``, ``report.html``.
+
+``grades.csv`` has Otter's ``final_grades.csv`` columns: ``file``, one column per question in the
+assignment's order, ``total_points_earned``, ``percent_correct`` (a fraction, 0 to 1, of the
+automatically graded points) and ``grading_status``. Questions graded by hand (``manual: true``)
+keep their column, left empty for the instructor to fill in; they count neither in the total nor
+in the percentage. Rows are sorted by ``file`` and the file holds no times, so the same
+submissions always give the same bytes.
+"""
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .assignment import Assignment
+
+
+@dataclass
+class CaseResult:
+    """The outcome of one test case for one submission."""
+
+    question: str
+    name: str
+    points: float
+    max_points: float
+    hidden: bool
+    passed: bool
+    message: str
+    detail: str = ""
+
+
+@dataclass
+class Result:
+    """Everything known about one graded submission."""
+
+    file: str
+    stem: str
+    status: str
+    cases: list[CaseResult] = field(default_factory=list)
+    question_points: dict[str, float] = field(default_factory=dict)
+    cell_errors: list[dict] = field(default_factory=list)
+    output: str = ""
+    seconds: float = 0.0
+    exec_seconds: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return float(sum(self.question_points.values()))
+
+
+def num(x: float) -> str:
+    """Points as Otter writes them (pandas floats): 2.0, 1.5, 0.6667."""
+    return repr(float(round(x, 4)))
+
+
+def percent(total: float, possible: float) -> float:
+    return total / possible if possible else 0.0
+
+
+def grades_csv(assignment: Assignment, results: list[Result]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["file"] + [q.name for q in assignment.questions]
+               + ["total_points_earned", "percent_correct", "grading_status"])
+    for r in sorted(results, key=lambda r: r.file):
+        row = [r.file]
+        for q in assignment.questions:
+            row.append("" if q.manual else num(r.question_points.get(q.name, 0.0)))
+        row += [num(r.total), num(percent(r.total, assignment.max_points)), r.status]
+        w.writerow(row)
+    return buf.getvalue()
+
+
+def result_json(assignment: Assignment, r: Result) -> str:
+    doc: dict[str, Any] = {
+        "file": r.file,
+        "assignment": assignment.name,
+        "grading_status": r.status,
+        "total_points_earned": round(r.total, 4),
+        "max_points": assignment.max_points,
+        "percent_correct": round(percent(r.total, assignment.max_points), 4),
+        "questions": [{"question": q.name, "manual": q.manual,
+                       "points": None if q.manual else round(r.question_points.get(q.name, 0.0), 4),
+                       "max_points": q.points if q.manual else q.max_points}
+                      for q in assignment.questions],
+        "tests": [{"question": c.question, "name": c.name, "points": c.points, "max_points": c.max_points,
+                   "hidden": c.hidden, "passed": c.passed, "message": c.message,
+                   **({"detail": c.detail} if c.detail else {})} for c in r.cases],
+        "cell_errors": r.cell_errors,
+        "output": r.output,
+    }
+    return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+
+
+def feedback_md(assignment: Assignment, r: Result) -> str:
+    """What the student may see: public test output in full; hidden tests as pass/fail and a hint."""
+    lines = [f"# {assignment.name}: feedback for {r.file}", ""]
+    lines.append(f"Automatically graded: **{num(r.total)} / {num(assignment.max_points)} points**.")
+    manual = [q.name for q in assignment.questions if q.manual]
+    if manual:
+        lines.append(f"Graded by your instructor (not included above): {', '.join(manual)}.")
+    if r.status != "ok":
+        lines += ["", f"Grading note: {r.status}"]
+    for q in assignment.auto:
+        cases = [c for c in r.cases if c.question == q.name]
+        lines += ["", f"## {q.name}: {num(r.question_points.get(q.name, 0.0))} / {num(q.max_points)}", ""]
+        for c in cases:
+            mark = "passed" if c.passed else "failed"
+            kind = "hidden test" if c.hidden else "test"
+            lines.append(f"- {kind} `{c.name}` ({num(c.max_points)} pt): **{mark}**")
+            if c.hidden and not c.passed:
+                lines.append(f"  - Hint: {c.message}")
+            elif not c.hidden and not c.passed:
+                lines += ["", "  ```", *["  " + m for m in c.message.splitlines()], "  ```"]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- report.html
+
+def _histogram_svg(values: list[float], bins: int = 10) -> str:
+    counts = [0] * bins
+    for v in values:
+        counts[min(int(v * bins), bins - 1)] += 1
+    top = max(counts) or 1
+    width, height, bar = 520, 180, 48
+    parts = [f'<svg width="{width}" height="{height + 40}" role="img" aria-label="score histogram">']
+    for i, c in enumerate(counts):
+        h = int(height * c / top)
+        x = 10 + i * (bar + 2)
+        parts.append(f'<rect x="{x}" y="{height - h + 10}" width="{bar}" height="{h}" fill="#4a78b5"/>')
+        parts.append(f'<text x="{x + bar / 2}" y="{height - h + 5}" font-size="11" '
+                     f'text-anchor="middle">{c}</text>')
+        parts.append(f'<text x="{x + bar / 2}" y="{height + 25}" font-size="10" text-anchor="middle">'
+                     f'{i * 100 // bins}-{(i + 1) * 100 // bins}%</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def report_html(assignment: Assignment, results: list[Result], meta: dict) -> str:
+    esc = html.escape
+    n = len(results)
+    scores = [percent(r.total, assignment.max_points) for r in results if r.status == "ok"]
+    mean = sum(scores) / len(scores) if scores else math.nan
+    out = ["<!doctype html><html><head><meta charset='utf-8'>",
+           f"<title>Grading report: {esc(assignment.name)}</title>",
+           "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}"
+           "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}"
+           ".warn{background:#fde8e8;padding:.5em;border:1px solid #e99}"
+           ".bar{background:#4a78b5;height:10px;display:inline-block}</style></head><body>",
+           f"<h1>Grading report: {esc(assignment.name)}</h1>",
+           f"<p>{n} submissions, {len(scores)} graded <code>ok</code>; mean score of those "
+           f"{'n/a' if math.isnan(mean) else f'{100 * mean:.1f}%'}; "
+           f"{meta.get('workers')} workers, {meta.get('wall_seconds', 0):.1f} s in all.</p>"]
+    mode = meta.get("mode", "")
+    cls = "warn" if mode != "isolated" else ""
+    out.append(f"<p class='{cls}'>Sandbox mode <b>{esc(mode)}</b>: {esc(meta.get('mode_note', ''))}</p>")
+    for w in meta.get("warnings", []):
+        out.append(f"<p class='warn'>{esc(w)}</p>")
+    out.append("<h2>Scores (rows graded ok)</h2>" + _histogram_svg(scores))
+
+    out.append("<h2>Pass rate of every test</h2><table><tr><th>question</th><th>test</th><th>hidden</th>"
+               "<th>points</th><th>passed</th><th></th></tr>")
+    graded = [r for r in results if r.status == "ok"] or results
+    for q in assignment.auto:
+        for case in q.cases:
+            passed = sum(1 for r in graded for c in r.cases
+                         if c.question == q.name and c.name == case.name and c.passed)
+            rate = passed / len(graded) if graded else 0.0
+            out.append(f"<tr><td>{esc(q.name)}</td><td>{esc(case.name)}</td>"
+                       f"<td>{'yes' if case.hidden else ''}</td><td>{num(case.points)}</td>"
+                       f"<td>{passed}/{len(graded)} ({100 * rate:.0f}%)</td>"
+                       f"<td><span class='bar' style='width:{int(100 * rate)}px'></span></td></tr>")
+    out.append("</table>")
+
+    bad = [r for r in sorted(results, key=lambda r: r.file) if r.status != "ok"]
+    out.append(f"<h2>Rows that did not grade ok ({len(bad)})</h2>")
+    if bad:
+        out.append("<table><tr><th>file</th><th>grading_status</th><th>points</th></tr>")
+        for r in bad:
+            out.append(f"<tr><td>{esc(r.file)}</td><td>{esc(r.status)}</td><td>{num(r.total)}</td></tr>")
+        out.append("</table>")
+    else:
+        out.append("<p>None.</p>")
+
+    times = sorted(results, key=lambda r: -r.seconds)
+    total_t = sum(r.seconds for r in results)
+    out.append(f"<h2>Time per submission</h2><p>mean {total_t / n if n else 0:.2f} s; slowest first.</p>"
+               "<table><tr><th>file</th><th>seconds</th>"
+               "<th>of which running the notebook and tests</th></tr>")
+    for r in times:
+        out.append(f"<tr><td>{esc(r.file)}</td><td>{r.seconds:.2f}</td><td>{r.exec_seconds:.2f}</td></tr>")
+    out.append("</table></body></html>\n")
+    return "\n".join(out)
+
+
+def write_all(out_dir: Path, assignment: Assignment, results: list[Result], meta: dict) -> None:
+    """Write every output file into ``out_dir``."""
+    (out_dir / "results").mkdir(parents=True, exist_ok=True)
+    (out_dir / "feedback").mkdir(parents=True, exist_ok=True)
+    for r in results:
+        (out_dir / "results" / f"{r.stem}.json").write_text(result_json(assignment, r), encoding="utf-8")
+        (out_dir / "feedback" / f"{r.stem}.md").write_text(feedback_md(assignment, r), encoding="utf-8")
+    (out_dir / "grades.csv").write_text(grades_csv(assignment, results), encoding="utf-8")
+    (out_dir / "report.html").write_text(report_html(assignment, results, meta), encoding="utf-8")
