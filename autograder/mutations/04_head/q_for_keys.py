@@ -1,0 +1,15 @@
+# question: q1
+# expect: fail
+# replaces: Head
+# why: copy-paste slip: the keys are made with self.Q, so K is never used
+class Head(nn.Module):
+    def __init__(self, dim, head_dim):
+        super().__init__()
+        self.Q = nn.Linear(dim, head_dim, bias=False)
+        self.K = nn.Linear(dim, head_dim, bias=False)
+        self.V = nn.Linear(dim, head_dim, bias=False)
+
+    def forward(self, x):
+        out, weights = Attention(self.Q(x), self.Q(x), self.V(x))
+        self.weights = weights.detach()
+        return out
