@@ -1,7 +1,8 @@
 """The solutions' code (the master notebooks' cells tagged `reference`) as a namespace.
 
 Benchmarks and tests train exactly the networks the solution notebooks define. When
-`course.build.reference_namespace` exists and the masters are in solutions/, it is used;
+`course.build.reference_namespace` exists and all the masters up to the one needed are in
+solutions/, it is used;
 until then the answers are exec'd from dev/reference_answers.py (the authors' scratch file).
 """
 from __future__ import annotations
@@ -40,12 +41,13 @@ def _from_scratch_file(causal: bool) -> dict:
 
 
 def _from_masters(upto: str) -> dict | None:
-    """The lead's builder, if it is there and the masters up to `upto` exist; else None."""
+    """The lead's builder, if it is there and every master up to `upto` exists; else None."""
     try:
-        from course.build import reference_namespace
+        from course.build import NAMES, reference_namespace
     except ImportError:
         return None
-    if not list((ROOT / "solutions").glob(f"{upto}*.ipynb")):
+    needed = NAMES[:NAMES.index(upto) + 1]
+    if not all((ROOT / "solutions" / f"{name}.ipynb").exists() for name in needed):
         return None
     return reference_namespace(upto)
 

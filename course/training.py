@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import random
 import time
 from collections.abc import Callable
@@ -118,11 +119,14 @@ def SaveModel(net: nn.Module, path: str | Path, settings: dict,
     return path
 
 
+_UNREADABLE = (OSError, RuntimeError, EOFError, ValueError, pickle.UnpicklingError)
+
+
 def SavedSettings(path: str | Path) -> dict | None:
     """The settings a saved model was trained with, or None if there is no readable file."""
     try:
         return torch.load(Path(path), map_location="cpu", weights_only=True).get("settings")
-    except (OSError, RuntimeError, EOFError, AttributeError, ValueError):
+    except _UNREADABLE + (AttributeError,):
         return None
 
 
@@ -137,7 +141,7 @@ def LoadModel(net: nn.Module, path: str | Path, settings: dict) -> list[float] |
         return None
     try:
         saved = torch.load(path, map_location="cpu", weights_only=True)
-    except (OSError, RuntimeError, EOFError, ValueError):
+    except _UNREADABLE:
         return None
     if not isinstance(saved, dict) or not _same(saved.get("settings"), settings):
         return None
