@@ -1,0 +1,14 @@
+# question: q5
+# expect: fail
+# replaces: TrainTwoSentences
+# why: never clears the gradients, so every step adds up all the old ones
+def TrainTwoSentences(net, steps=1500):
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    losses = []
+    for step in range(steps):
+        x_0 = torch.stack([SamplePInit() for b in range(64)])
+        loss = DiffusionLoss(net, x_0, MASK)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
