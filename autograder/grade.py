@@ -477,7 +477,8 @@ class Grader:
                      exec_seconds=((job.done_at or time.monotonic()) - (job.ready_at or job.started)))
         cd = job.cells_done or {}
         res.cell_errors = list(cd.get("errors", []))[:200]
-        res.output = str(cd.get("output", ""))[:65536]
+        res.tampering = sorted(set(job.tamper))
+        res.output = str(cd.get("output", ""))[:70000]
         for q in self.asg.auto:
             earned = 0.0
             all_passed = True

@@ -46,6 +46,7 @@ class Result:
     question_points: dict[str, float] = field(default_factory=dict)
     cell_errors: list[dict] = field(default_factory=list)
     output: str = ""
+    tampering: list[str] = field(default_factory=list)
     seconds: float = 0.0
     exec_seconds: float = 0.0
 
@@ -93,6 +94,7 @@ def result_json(assignment: Assignment, r: Result) -> str:
                    "hidden": c.hidden, "passed": c.passed, "message": c.message,
                    **({"detail": c.detail} if c.detail else {})} for c in r.cases],
         "cell_errors": r.cell_errors,
+        "tampering": r.tampering,
         "output": r.output,
     }
     return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
