@@ -7,8 +7,9 @@ Layout (written by ``course build``)::
     autograder/NN_name/tests/q1.py
         Otter exception-based test file (public and hidden cases)
 
-The test files are read here, in the grader, with Otter's own loader (they are trusted instructor
-material). The runner receives their source only after the student's cells have run.
+The test files are read here, in the grader (they are trusted instructor material), the way Otter's
+``ExceptionTestFile`` reads them, point rules included, without importing Otter (slow to import).
+The runner receives their source only after the student's cells have run.
 """
 from __future__ import annotations
 
@@ -16,8 +17,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from otter.test_files.exception_test import ExceptionTestFile
+from typing import Any
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 IMPORT_LINE = re.compile(r"^from otter\.test_files import test_case\s*$", re.MULTILINE)
@@ -79,6 +79,56 @@ class Assignment:
                 for q in self.auto]
 
 
+class _TestCase:
+    """Stands in for ``otter.test_files.test_case`` while a test file is read."""
+
+    def __init__(self, name: str | None = None, points: float | None = None, hidden: bool = False,
+                 success_message: str | None = None, failure_message: str | None = None) -> None:
+        self.kw = {"name": name, "points": points, "hidden": hidden, "success_message": success_message,
+                   "failure_message": failure_message}
+        self.func: Any = None
+
+    def __call__(self, func: Any) -> _TestCase:
+        self.func = func
+        return self
+
+
+def resolve_points(total: Any, points: list[float | None]) -> list[float]:
+    """Otter's rule for the points of each case, given the file's ``points`` (None, a number or a list)."""
+    if isinstance(total, list):
+        if len(total) != len(points):
+            raise AssignmentError("points list and test cases differ in length")
+        points, total = list(total), None
+    given = sum(p for p in points if p is not None)
+    unset = sum(p is None for p in points)
+    if total is not None:
+        if given > total:
+            raise AssignmentError("more points in the test cases than in the test file")
+        rest = (total - given) / unset if unset else 0.0
+    elif given == 0 and all(p in (0, None) for p in points):
+        rest = 1 / unset if unset else 0.0
+    else:
+        rest = 0.0
+    return [float(p) if p is not None else float(rest) for p in points]
+
+
+def read_test_file(question: str, source: str, path: Path | str = "<test>") -> tuple[list[Case], bool]:
+    """The cases of one Otter exception-based test file, in file order, and its all_or_nothing flag."""
+    env: dict[str, Any] = {"test_case": _TestCase, "__name__": f"test_{question}"}
+    try:
+        exec(compile(IMPORT_LINE.sub("", source), str(path), "exec"), env)
+    except Exception as exc:
+        raise AssignmentError(f"{path}: the test file does not load: {exc}") from exc
+    found = [v for v in env.values() if isinstance(v, _TestCase)]
+    points = resolve_points(env.get("points"), [tc.kw["points"] for tc in found])
+    cases = []
+    for i, (tc, pts) in enumerate(zip(found, points, strict=True)):
+        name = getattr(tc.func, "__name__", None) or tc.kw["name"] or f"{question} - {i + 1}"
+        cases.append(Case(question=question, index=i, name=name, points=pts, hidden=bool(tc.kw["hidden"]),
+                          failure_message=tc.kw["failure_message"], success_message=tc.kw["success_message"]))
+    return cases, bool(env.get("all_or_nothing", False))
+
+
 def resolve(name_or_path: str, base: Path = PACKAGE_DIR) -> Path:
     """``NN_name`` -> ``autograder/NN_name``; a folder holding ``assignment.json`` is taken as it is."""
     p = Path(name_or_path)
@@ -107,14 +157,7 @@ def load(name_or_path: str) -> Assignment:
             if not path.is_file():
                 raise AssignmentError(f"missing test file {path}")
             q.source = path.read_text(encoding="utf-8")
-            tf = ExceptionTestFile.from_file(str(path))
-            q.all_or_nothing = bool(tf.all_or_nothing)
-            for i, tc in enumerate(tf.test_cases):
-                func = getattr(tc.body, "test_func", None)
-                name = getattr(func, "__name__", None) or str(tc.name)
-                q.cases.append(Case(question=q.name, index=i, name=name, points=float(tc.points or 0),
-                                    hidden=bool(tc.hidden), failure_message=tc.failure_message,
-                                    success_message=tc.success_message))
+            q.cases, q.all_or_nothing = read_test_file(q.name, q.source, path)
         questions.append(q)
     if not questions:
         raise AssignmentError(f"{folder}/assignment.json lists no questions")

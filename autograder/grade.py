@@ -511,8 +511,9 @@ class Grader:
         if job.forged:
             return f"tampering detected: {job.forged}", True
         if job.tamper:
-            more = f" (and {len(job.tamper) - 1} more)" if len(job.tamper) > 1 else ""
-            return f"tampering detected: {job.tamper[0]}{more}", True
+            seen = list(dict.fromkeys(job.tamper))
+            more = f" (and {len(seen) - 1} more)" if len(seen) > 1 else ""
+            return f"tampering detected: {seen[0]}{more}", True
         if job.killed and not job.done:
             return job.killed, job.cells_done is None
         if not job.done:

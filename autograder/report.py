@@ -209,4 +209,10 @@ def write_all(out_dir: Path, assignment: Assignment, results: list[Result], meta
         (out_dir / "results" / f"{r.stem}.json").write_text(result_json(assignment, r), encoding="utf-8")
         (out_dir / "feedback" / f"{r.stem}.md").write_text(feedback_md(assignment, r), encoding="utf-8")
     (out_dir / "grades.csv").write_text(grades_csv(assignment, results), encoding="utf-8")
+    timings = {"wall_seconds": round(meta.get("wall_seconds", 0.0), 3), "workers": meta.get("workers"),
+               "submissions": [{"file": r.file, "seconds": round(r.seconds, 3),
+                                "exec_seconds": round(r.exec_seconds, 3)}
+                               for r in sorted(results, key=lambda r: r.file)]}
+    (out_dir / "timings.json").write_text(json.dumps(timings, indent=1, ensure_ascii=False) + "\n",
+                                          encoding="utf-8")
     (out_dir / "report.html").write_text(report_html(assignment, results, meta), encoding="utf-8")

@@ -137,6 +137,26 @@ def test_toy_assignment_loads_with_points_and_hidden_flags():
     assert "from otter" not in asg.tests_payload()[0]["source"]
 
 
+@pytest.mark.parametrize("path", sorted(Path(hostile.FIXTURE.parent.parent.parent).glob("*/tests/q*.py"))
+                         + sorted((hostile.FIXTURE / "tests").glob("q*.py")), ids=lambda p: str(p)[-30:])
+def test_test_files_are_read_as_otter_reads_them(path):
+    from otter.test_files.exception_test import ExceptionTestFile
+    otter_file = ExceptionTestFile.from_file(str(path))
+    cases, all_or_nothing = assignment.read_test_file(path.stem, path.read_text(), path)
+    assert [(c.points, c.hidden, c.failure_message, c.success_message) for c in cases] == \
+        [(tc.points, tc.hidden, tc.failure_message, tc.success_message) for tc in otter_file.test_cases]
+    assert [c.name for c in cases] == [tc.body.test_func.__name__ for tc in otter_file.test_cases]
+    assert all_or_nothing == otter_file.all_or_nothing
+
+
+def test_otter_point_rules():
+    assert assignment.resolve_points(4, [None, None]) == [2.0, 2.0]
+    assert assignment.resolve_points(4, [1, None, None]) == [1.0, 1.5, 1.5]
+    assert assignment.resolve_points(None, [None, None]) == [0.5, 0.5]
+    assert assignment.resolve_points(None, [2, None]) == [2.0, 0.0]
+    assert assignment.resolve_points([1, 3], [None, None]) == [1.0, 3.0]
+
+
 def test_grades_csv_has_otter_columns_sorted_rows_and_empty_manual_column():
     asg = assignment.load(str(hostile.FIXTURE))
     rows = [report.Result(file="b.ipynb", stem="b", status="ok", question_points={"q1": 2, "q2": 1, "q3": 0}),
