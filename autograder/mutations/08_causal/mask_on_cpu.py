@@ -1,0 +1,12 @@
+# question: q1
+# expect: fail
+# replaces: Attention
+# why: makes the mask without device=q.device (breaks on a GPU)
+def Attention(q, k, v, causal=False):
+    energy = -(q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+    if causal:
+        L = q.shape[-2]
+        future = torch.triu(torch.ones(L, L, dtype=torch.bool), diagonal=1)
+        energy = energy.masked_fill(future, math.inf)
+    weights = torch.softmax(-energy, dim=-1)
+    return weights @ v, weights
