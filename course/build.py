@@ -293,7 +293,7 @@ def assign(name: str) -> list[str]:
 def build(names: list[str] | None = None, workers: int = 2) -> list[str]:
     """Build the named masters (default: all); returns the committed paths that changed."""
     names = names or masters()
-    changed = [f"solutions/{n}.ipynb" for n in masters() if prepare_master(n)]
+    changed = [f"solutions/{n}.ipynb" for n in names if prepare_master(n)]
     with ThreadPoolExecutor(workers) as pool:
         for paths in pool.map(assign, names):
             changed.extend(paths)
