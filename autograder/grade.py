@@ -222,7 +222,7 @@ class Grader:
 
     def _start_zygote(self) -> None:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.log = open(self.staging / "runner.log", "wb")
+        self.log = open(self.staging / "runner.log", "ab")
         self.zygote = subprocess.Popen(
             [sys.executable, "-m", "autograder.runner", "--zygote", str(child.fileno())],
             cwd=str(self.root), env=self._zygote_env(), pass_fds=(child.fileno(),),
@@ -254,6 +254,7 @@ class Grader:
         bar = self._progress(len(self.subs))
         bar.update(len(self.results))
         running: dict[str, Job] = {}
+        self.running = running
         try:
             while pending or running:
                 while pending and self.free_uids:
@@ -342,7 +343,8 @@ class Grader:
             except BlockingIOError:
                 return
             if not raw:
-                raise RuntimeError("the runner (fork server) stopped")
+                self._restart_zygote()
+                return
             msg = json.loads(raw)
             job = self.jobs_by_id.get(msg.get("id", ""))
             if job is None:
@@ -352,6 +354,22 @@ class Grader:
             elif msg["t"] == "exit":
                 job.exit_status = msg["status"]
                 self._read_messages(job)
+
+    def _restart_zygote(self) -> None:
+        """The fork server died (it never runs student code, but the machine may kill it): the
+        submissions it was running get a clear status, and a new one takes over the rest."""
+        self.sel.unregister(self.sock)
+        self.sock.close()
+        self.zygote.kill()
+        self.zygote.wait()
+        for job in self.running.values():
+            if job.exit_status is None:
+                job.fatal = job.fatal or "grading error: the runner stopped; grade this one again"
+                job.exit_status = -1
+                if job.pid:
+                    sandbox.killpg(job.pid)
+        self.log.close()
+        self._start_zygote()
 
     def _read_messages(self, job: Job) -> None:
         if job.msg_r < 0:

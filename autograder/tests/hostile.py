@@ -15,6 +15,7 @@ FIXTURE = Path(__file__).resolve().parent / "fixtures" / "00_toy"
 SOLUTION = FIXTURE / "00_toy-solution.ipynb"
 BLANK = FIXTURE / "00_toy.ipynb"
 MARKER = "course-grade-test-escapee"
+SLEEP = "613.4242"  # an unusual duration, to find the forked sleepers afterwards
 
 
 def load(path: Path = SOLUTION) -> dict:
@@ -148,9 +149,7 @@ if os.fork() == 0:
 n = 0
 for _ in range(400):  # more children than the process limit allows
     try:
-        if os.fork() == 0:
-            time.sleep(600)
-            os._exit(0)
+        subprocess.Popen(['sleep', '{SLEEP}'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         n += 1
     except OSError:
         break
@@ -221,7 +220,7 @@ def write_class(folder: Path, secrets: list[str]) -> dict[str, dict]:
                         {"status": "tampering detected: forged test results", "total": 0.0}),
         "snoop.ipynb": (with_cells(after=[SNOOP.replace("{SECRETS!r}", repr(secrets))]),
                         {"status": "ok", "total": 5.0}),
-        "escape.ipynb": (with_cells(after=[ESCAPE.replace("{MARKER}", MARKER)]),
+        "escape.ipynb": (with_cells(after=[ESCAPE.replace("{MARKER}", MARKER).replace("{SLEEP}", SLEEP)]),
                          {"status": "ok", "total": 5.0}),
     }
     expected = {}

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import hostile
@@ -107,7 +108,8 @@ def test_no_process_outlives_its_grading(batch):
     left = []
     for p in psutil.process_iter(["cmdline"]):
         try:
-            if hostile.MARKER in " ".join(p.info["cmdline"] or []):
+            cmdline = " ".join(p.info["cmdline"] or [])
+            if hostile.MARKER in cmdline or hostile.SLEEP in cmdline:
                 left.append(p.pid)
         except psutil.Error:
             pass
@@ -173,3 +175,45 @@ def test_grades_are_byte_identical_whatever_the_workers(tmp_path):
         outs.append((out / "grades.csv").read_bytes())
     assert outs[0] == outs[1]
     assert b"c.ipynb,2.0,2.0,0.0,,4.0,0.8,ok" in outs[0]
+
+
+def test_weak_mode_grades_the_same_and_says_it_is_weaker(tmp_path):
+    subs = tmp_path / "class"
+    subs.mkdir()
+    (subs / "good.ipynb").write_bytes(hostile.SOLUTION.read_bytes())
+    (subs / "tamper.ipynb").write_bytes(
+        hostile.with_cells(["import torch\ntorch.allclose = lambda *a, **k: True"], base=hostile.BLANK))
+    out = tmp_path / "out"
+    r = run_grade([subs], out, "--sandbox", "weak", "--workers", "2")
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = read_rows(out)
+    assert (rows["good.ipynb"]["total_points_earned"], rows["good.ipynb"]["grading_status"]) == ("5.0", "ok")
+    assert rows["tamper.ipynb"]["grading_status"].startswith("tampering detected: torch.allclose")
+    assert "WEAKER MODE" in (out / "report.html").read_text(encoding="utf-8")
+    assert "WEAKER MODE" in r.stderr
+
+
+def test_batch_finishes_when_the_runner_dies(tmp_path):
+    subs = tmp_path / "class"
+    subs.mkdir()
+    slow = hostile.with_cells(["import time\ntime.sleep(4)"])
+    for k in range(3):
+        (subs / f"s{k}.ipynb").write_bytes(slow)
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "autograder", str(subs), "--assignment", str(ASSIGNMENT), "--out", str(out),
+           "--no-progress", "--workers", "1"]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed = False
+    deadline = time.monotonic() + 300
+    while not killed and proc.poll() is None and time.monotonic() < deadline:
+        for child in psutil.Process(proc.pid).children():
+            if "--zygote" in child.cmdline() and child.children():  # it is running a submission
+                child.kill()
+                killed = True
+        time.sleep(0.2)
+    stdout, stderr = proc.communicate(timeout=600)
+    assert killed and proc.returncode == 0, stderr[-2000:]
+    statuses = sorted(r["grading_status"] for r in read_rows(out).values())
+    assert len(statuses) == 3
+    assert statuses.count("grading error: the runner stopped; grade this one again") == 1, statuses
+    assert statuses.count("ok") == 2, statuses
