@@ -496,6 +496,7 @@ class Grader:
         cd = job.cells_done or {}
         res.cell_errors = list(cd.get("errors", []))[:200]
         res.tampering = sorted(set(job.tamper))
+        res.tests_ran = job.done and not zero
         res.output = str(cd.get("output", ""))[:70000]
         for q in self.asg.auto:
             earned = 0.0

@@ -47,6 +47,7 @@ class Result:
     cell_errors: list[dict] = field(default_factory=list)
     output: str = ""
     tampering: list[str] = field(default_factory=list)
+    tests_ran: bool = False
     seconds: float = 0.0
     exec_seconds: float = 0.0
 
@@ -147,8 +148,9 @@ def _histogram_svg(values: list[float], bins: int = 10) -> str:
 def report_html(assignment: Assignment, results: list[Result], meta: dict) -> str:
     esc = html.escape
     n = len(results)
-    scores = [percent(r.total, assignment.max_points) for r in results if r.status == "ok"]
+    scores = [percent(r.total, assignment.max_points) for r in results]
     mean = sum(scores) / len(scores) if scores else math.nan
+    n_ok = sum(r.status == "ok" for r in results)
     out = ["<!doctype html><html><head><meta charset='utf-8'>",
            f"<title>Grading report: {esc(assignment.name)}</title>",
            "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}"
@@ -156,7 +158,7 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict) -> st
            ".warn{background:#fde8e8;padding:.5em;border:1px solid #e99}"
            ".bar{background:#4a78b5;height:10px;display:inline-block}</style></head><body>",
            f"<h1>Grading report: {esc(assignment.name)}</h1>",
-           f"<p>{n} submissions, {len(scores)} graded <code>ok</code>; mean score of those "
+           f"<p>{n} submissions, {n_ok} graded <code>ok</code>; mean score "
            f"{'n/a' if math.isnan(mean) else f'{100 * mean:.1f}%'}; "
            f"{meta.get('workers')} workers, {meta.get('wall_seconds', 0):.1f} s in all.</p>"]
     mode = meta.get("mode", "")
@@ -164,11 +166,13 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict) -> st
     out.append(f"<p class='{cls}'>Sandbox mode <b>{esc(mode)}</b>: {esc(meta.get('mode_note', ''))}</p>")
     for w in meta.get("warnings", []):
         out.append(f"<p class='warn'>{esc(w)}</p>")
-    out.append("<h2>Scores (rows graded ok)</h2>" + _histogram_svg(scores))
+    out.append("<h2>Score histogram</h2><p>All rows, percent of the automatically graded points.</p>"
+               + _histogram_svg(scores))
 
-    out.append("<h2>Pass rate of every test</h2><table><tr><th>question</th><th>test</th><th>hidden</th>"
+    out.append("<h2>Pass rate of every test</h2><p>Over the submissions whose tests ran.</p>"
+               "<table><tr><th>question</th><th>test</th><th>hidden</th>"
                "<th>points</th><th>passed</th><th></th></tr>")
-    graded = [r for r in results if r.status == "ok"] or results
+    graded = [r for r in results if r.tests_ran]
     for q in assignment.auto:
         for case in q.cases:
             passed = sum(1 for r in graded for c in r.cases
