@@ -33,13 +33,14 @@ class Outcome:
 
     notebook: str
     ok: bool
-    seconds: float
+    seconds: float                         # running the cells
     executed: str = ""
     html: str = ""
     failed_cell: int | None = None         # index of the failing cell in the notebook
     error: str = ""                        # e.g. "AssertionError: ..." or "timeout after 600 s"
     traceback: str = ""
     cell_source: str = field(default="", repr=False)
+    write_seconds: float = 0.0             # saving the executed copy and its HTML
 
 
 def FindNotebooks(names: list[str], folder: Path = SOLUTIONS) -> list[Path]:
@@ -130,6 +131,7 @@ def RunNotebook(path: Path, out: Path, timeout: int | None = None, kernel: str =
         index = next((i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
                       and cell.get("execution_count") is None and cell.source.strip()), None)
         source = nb.cells[index].source if index is not None else ""
+    written = time.perf_counter()
     executed = out / path.name
     nbformat.write(nb, executed)
     html = out / (path.stem + ".html")
@@ -140,7 +142,8 @@ def RunNotebook(path: Path, out: Path, timeout: int | None = None, kernel: str =
         html = None
     return Outcome(notebook=path.stem, ok=not problem and index is None, seconds=round(seconds, 1),
                    executed=str(executed), html=str(html) if html else "", failed_cell=index,
-                   error=problem or error, traceback=trace, cell_source=source)
+                   error=problem or error, traceback=trace, cell_source=source,
+                   write_seconds=round(time.perf_counter() - written, 1))
 
 
 def Report(outcome: Outcome) -> str:
@@ -208,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
                 outcome = RunNotebook(path, args.out, timeout, args.kernel)
                 outcomes.append(outcome)
                 bar.write(f"{'ok    ' if outcome.ok else 'FAILED'} {outcome.notebook:20s} "
-                          f"{outcome.seconds:7.1f} s")
+                          f"{outcome.seconds:7.1f} s  (+{outcome.write_seconds:.1f} s to save it and "
+                          f"its HTML)")
                 if not outcome.ok:
                     bar.write(Report(outcome))
                     if args.fail_fast:

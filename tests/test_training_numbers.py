@@ -123,3 +123,9 @@ def test_stories_benchmark_ends_with_one_json_line(shared_stories, capsys):
         assert len(numbers[kind]["samples"]) == 1
     assert numbers["causal"]["samples"][0].startswith("once upon a time")
     assert numbers["speed"]["parameters"] == 1314514 and numbers["speed"]["ratio"] > 0
+
+
+def test_even_the_exact_guesser_writes_some_nonsense_at_t20():
+    """Positions 2 and 4 are revealed at the same step 1 time in 20, then drawn independently."""
+    assert bench_two.EXACT_NONSENSE == pytest.approx(0.016)
+    assert abs(bench_two.Nonsense(None, sentences=1000, seed=0) - 0.016) < 0.012
