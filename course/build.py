@@ -322,8 +322,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def answer_cells(nb: nbformat.NotebookNode) -> list[str]:
-    """The sources of every answer in a master: cells between BEGIN/END SOLUTION raw cells and
-    solution blocks inside code cells, as the answer reads (prompts removed)."""
+    """The answers of a master as otter removes them: the marked lines of code cells (solution
+    blocks, `# SOLUTION` lines) and markdown cells between BEGIN/END SOLUTION raw cells."""
     answers, inside = [], False
     for cell in nb.cells:
         text = _source(cell)
@@ -331,23 +331,44 @@ def answer_cells(nb: nbformat.NotebookNode) -> list[str]:
             inside = True
         elif cell.cell_type == "raw" and re.match(r"\s*#\s*END\s+SOLUTION", text, re.IGNORECASE):
             inside = False
-        elif inside and not (cell.cell_type == "code" and _MARKED.search(text)):
-            answers.append(text)                      # the whole cell is the answer
-        elif cell.cell_type == "code" and _MARKED.search(text):
-            answers.append(_inline_solution(text))    # only the marked lines are
+        elif cell.cell_type == "code":
+            answers.append(split_solution(text)[0])   # otter removes only the marked lines
+        elif inside:
+            answers.append(text)                      # a markdown answer is removed whole
     return answers
 
 
-_MARKED = re.compile(r"#\s*(BEGIN\s+(SOLUTION|PROMPT)|SOLUTION\s*$)", re.IGNORECASE | re.MULTILINE)
-
-
-def _inline_solution(source: str) -> str:
-    kept, inside = [], False
+def split_solution(source: str) -> tuple[str, str]:
+    """A marked code cell split into (answer lines, lines students see: prompts and scaffolding)."""
+    answer, shown, block = [], [], None
     for line in source.splitlines():
-        if re.match(r"^\s*#\s*BEGIN\s+SOLUTION", line, re.IGNORECASE):
-            inside = True
+        if _PROMPT_BEGIN.match(line):
+            block = "prompt"
+        elif _PROMPT_END.match(line):
+            block = None
+        elif re.match(r"^\s*#\s*BEGIN\s+SOLUTION", line, re.IGNORECASE):
+            block = "solution"
         elif re.match(r"^\s*#\s*END\s+SOLUTION", line, re.IGNORECASE):
-            inside = False
-        elif inside or _SOLUTION_TAIL.search(line):
-            kept.append(_SOLUTION_TAIL.sub("", line))
-    return "\n".join(kept)
+            block = None
+        elif block == "solution" or (block is None and _SOLUTION_TAIL.search(line)):
+            answer.append(_SOLUTION_TAIL.sub("", line))
+        else:
+            shown.append(line)
+    return "\n".join(answer), "\n".join(shown)
+
+
+def shown_text(nb: nbformat.NotebookNode) -> str:
+    """Everything of a master that its student notebook shows: all but the answers."""
+    shown, inside = [], False
+    for cell in nb.cells:
+        text = _source(cell)
+        if cell.cell_type == "raw":
+            if re.match(r"\s*#\s*BEGIN\s+SOLUTION", text, re.IGNORECASE):
+                inside = True
+            elif re.match(r"\s*#\s*END\s+SOLUTION", text, re.IGNORECASE):
+                inside = False
+        elif cell.cell_type == "code":
+            shown.append(split_solution(text)[1])
+        elif not inside:
+            shown.append(text)
+    return "\n".join(shown)

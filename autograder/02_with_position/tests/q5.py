@@ -1,0 +1,17 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q5"
+points = 2
+
+@test_case(points=0, hidden=False, 
+    failure_message="predicted_nonsense should be a number between 0 and 1.")
+def test_is_fraction(predicted_nonsense):
+    assert 0 <= float(predicted_nonsense) <= 1
+
+@test_case(points=2, hidden=True, 
+    failure_message="Not quite. A sentence is nonsense when exactly one of the two choices goes the 'cat ... alive' way: cat and empty, or box and alive. Add the probabilities of those two cases.")
+def test_predicted(predicted_nonsense):
+    assert abs(float(predicted_nonsense) - 0.32) < 0.001
+

@@ -1,0 +1,12 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q4"
+points = 2
+
+@test_case(points=1, hidden=False, 
+    failure_message="shuffle_agrees should be True, the result of torch.allclose(shuffled_out, out[perm], atol=1e-6).")
+def test_shuffle_agrees(shuffle_agrees):
+    assert shuffle_agrees is True or (hasattr(shuffle_agrees, 'item') and shuffle_agrees.item() is True)
+

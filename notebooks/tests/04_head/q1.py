@@ -1,0 +1,17 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q1"
+points = 9
+
+@test_case(points=1, hidden=False, 
+    failure_message="For head = Head(32, 8) and x of shape (64, 5, 32), head(x) should have shape (64, 5, 8) and head.weights shape (64, 5, 5).")
+def test_page_shapes(Head):
+    import torch
+    torch.manual_seed(0)
+    head = Head(32, 8)
+    out = head(torch.randn(64, 5, 32))
+    assert tuple(out.shape) == (64, 5, 8), f'head(x) has shape {tuple(out.shape)}'
+    assert tuple(head.weights.shape) == (64, 5, 5), f'head.weights has shape {tuple(head.weights.shape)}'
+

@@ -1,0 +1,16 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q2"
+points = 8
+
+@test_case(points=1, hidden=False, 
+    failure_message="multi = MultiHead(32, 4) should turn a (64, 5, 32) batch into a (64, 5, 32) batch.")
+def test_multihead_shape(MultiHead):
+    import torch
+    torch.manual_seed(0)
+    multi = MultiHead(32, 4)
+    out = multi(torch.randn(64, 5, 32))
+    assert tuple(out.shape) == (64, 5, 32), f'MultiHead(32, 4) on a (64, 5, 32) batch should give (64, 5, 32), yours gives {tuple(out.shape)}'
+

@@ -1,0 +1,12 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q3"
+points = 1
+
+@test_case(points=0, hidden=False, 
+    failure_message="Write your count as a whole number (or a formula that makes one) in multi_params.")
+def test_multi_params_is_number(multi_params):
+    assert isinstance(multi_params, int), 'multi_params should be a whole number (your count)'
+

@@ -1,0 +1,12 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q4"
+points = 1
+
+@test_case(points=0, hidden=False, 
+    failure_message="Store the parameter count of your plain-list version in list_params (a whole number).")
+def test_list_params_is_number(list_params):
+    assert isinstance(list_params, int), 'list_params should be a whole number'
+

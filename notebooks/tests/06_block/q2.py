@@ -1,0 +1,16 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q2"
+points = 9
+
+@test_case(points=1, hidden=False, 
+    failure_message="block = Block(32, 4) should turn a (64, 5, 32) batch into a (64, 5, 32) batch.")
+def test_block_shape(Block):
+    import torch
+    torch.manual_seed(0)
+    block = Block(32, 4)
+    out = block(torch.randn(64, 5, 32))
+    assert tuple(out.shape) == (64, 5, 32), f'Block(32, 4) on a (64, 5, 32) batch should give (64, 5, 32), yours gives {tuple(out.shape)}'
+

@@ -1,0 +1,12 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q3"
+points = 1
+
+@test_case(points=0, hidden=False, 
+    failure_message="causal_same and noncausal_same should be lists of positions (0 to 3).")
+def test_same_positions_types(causal_same, noncausal_same):
+    assert isinstance(causal_same, (list, tuple)) and isinstance(noncausal_same, (list, tuple)), 'causal_same and noncausal_same should be lists of positions, e.g. [0, 3]'
+
