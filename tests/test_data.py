@@ -56,6 +56,7 @@ def test_download_takes_only_the_first_bytes(server, cache, monkeypatch):
     assert text.encode() == TEXT[:1000]
     assert handler.requests_seen == ["bytes=0-999"]
     assert data.check_cache(cache / data.CACHE_NAME) is None
+    assert (cache / data.CACHE_NAME).stat().st_mode & 0o004      # readable by the grader's sandbox
     # the second time it comes from the cache: no new request
     assert data.load_text(verbose=False) == text
     assert len(handler.requests_seen) == 1
