@@ -166,7 +166,7 @@ class Grader:
         if stories:
             keep.append(Path(stories).resolve())
         candidates = [self.asg.folder, self.out, self.staging,
-                      REPO / ".git", REPO / "solutions", REPO / "dev"]
+                      REPO / ".git", REPO / "solutions", REPO / "dev", REPO / "runs"]
         candidates += [p for p in assignment_mod.PACKAGE_DIR.iterdir()
                        if p.is_dir() and p.name != "__pycache__"]
         candidates += [Path(a) for a in self.args.submissions]
