@@ -159,6 +159,14 @@ class Grader:
             self.warnings.append(sandbox.MODE_NOTES["weak"])
         self._start_zygote()
 
+    def _keep_paths(self) -> list[str]:
+        """What student code must see: the course, Python and the stories (also below /tmp)."""
+        keep = [REPO, Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
+        stories = self._stories_file()
+        if stories:
+            keep.append(Path(stories).resolve())
+        return sorted({str(p) for p in keep})
+
     def _secret_paths(self) -> list[str]:
         """What student code must not see; never a folder that holds the grader, Python or the data."""
         keep = [REPO, Path(sys.prefix).resolve(), self.root]
@@ -291,6 +299,7 @@ class Grader:
         job.msg_r, job.ctl_w = msg_r, ctl_w
         spec = sandbox.SandboxSpec(
             mode=self.mode, uid=uid, scratch=str(job.scratch), hide=self.hide, reach=self.reach,
+            keep=self._keep_paths(),
             limits=vars(sandbox.Limits(memory_bytes=int(self.args.memory * 2**30),
                                        cpu_seconds=int(self.args.timeout) + 30)))
         job_msg = {

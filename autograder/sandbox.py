@@ -88,6 +88,7 @@ class SandboxSpec:
     hide: list[str] = field(default_factory=list)
     limits: dict = field(default_factory=dict)
     reach: list[list] = field(default_factory=list)
+    keep: list[str] = field(default_factory=list)   # must stay visible (the course, Python, data)
 
 
 def _check(ret: int, what: str) -> None:
@@ -298,6 +299,23 @@ def _apply_reach(plan: list[list]) -> None:
             mount(hold, target, None, MS_MOVE)
 
 
+def _private_tmp(tmp: str, keep: list[str]) -> None:
+    """Cover `tmp` with an empty tmpfs, but put back what must stay visible below it (a clone of
+    the course under /tmp, its virtual environment): bound from file descriptors opened before
+    the cover, recursively, so the hiding mounts inside them stay in place."""
+    below = [k for k in keep if k.startswith(tmp.rstrip("/") + "/") and os.path.exists(k)]
+    held = [(k, os.open(k, os.O_PATH)) for k in below]
+    mount("tmpfs", tmp, "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777")
+    for path, fd in held:
+        os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+        if os.path.isdir(f"/proc/self/fd/{fd}"):
+            os.makedirs(path, exist_ok=True)
+        else:
+            open(path, "wb").close()
+        mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+        os.close(fd)
+
+
 def make_private_dir(path: Path) -> Path:
     """A folder only root (the grader) can enter."""
     path.mkdir(parents=True, exist_ok=True)
@@ -352,7 +370,7 @@ def enter(spec: dict, notebook_name: str, notebook_bytes: bytes) -> None:
                 mount("/dev/null", p, None, MS_BIND)
         for tmp in ("/tmp", "/dev/shm", "/var/tmp"):
             if os.path.isdir(tmp) and not scratch.startswith(tmp.rstrip("/") + "/"):
-                mount("tmpfs", tmp, "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777")
+                _private_tmp(tmp, spec.get("keep", []))
         mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV,
               f"size={lim['scratch_bytes']},mode=0700,uid={uid},gid={uid}")
     nb_path = os.path.join(scratch, notebook_name)
