@@ -304,14 +304,16 @@ def _private_tmp(tmp: str, keep: list[str]) -> None:
     the course under /tmp, its virtual environment): bound from file descriptors opened before
     the cover, recursively, so the hiding mounts inside them stay in place."""
     below = [k for k in keep if k.startswith(tmp.rstrip("/") + "/") and os.path.exists(k)]
+    # a path inside another kept one comes back with it (and must not be re-created over it)
+    below = [k for k in below if not any(k.startswith(o.rstrip("/") + "/") for o in below if o != k)]
     held = [(k, os.open(k, os.O_PATH)) for k in below]
     mount("tmpfs", tmp, "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777")
     for path, fd in held:
         os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
         if os.path.isdir(f"/proc/self/fd/{fd}"):
             os.makedirs(path, exist_ok=True)
-        else:
-            open(path, "wb").close()
+        else:                           # an empty mount point on the new tmpfs; never truncates
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
         mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
         os.close(fd)
 

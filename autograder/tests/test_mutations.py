@@ -90,3 +90,14 @@ def test_suite_is_big_enough():
     everything = [m for name in build.masters() for m in mutants.load_mutants(name)]
     assert sum(m.expect == "fail" for m in everything) >= 30
     assert sum(m.expect == "pass" for m in everything) >= 8
+
+
+def test_grading_leaves_the_stories_cache_intact(grading_root):
+    """The sandbox binds the stories back into its private /tmp; that must never touch the file."""
+    from course import data
+
+    if BUILT:
+        graded(BUILT[-1], grading_root)
+    cached = data.cache_dir() / data.CACHE_NAME
+    if cached.exists():
+        assert data.check_cache(cached) is None
