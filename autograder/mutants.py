@@ -8,17 +8,16 @@ A mutant file autograder/mutations/NN_name/<name>.py starts with a header, then 
     # why: scales by sqrt of the model dimension instead of the head dimension
 
 `mutant_notebook` makes the submission: the filled-in solution notebook with that one cell
-swapped. `python -m autograder.mutants NN_name [MUTANT...]` grades mutants quickly for authors
-(each in its own process, the otter test files run in-process); the test suite grades them all
-through `course grade` instead.
+swapped. `python -m autograder.mutants NN_name [MUTANT...]` grades the solution and the mutants
+through the real grader (`course grade`) and says, for each, whether it scored as expected; the
+mutation suite (autograder/tests/test_mutations.py) does the same for every notebook.
 """
 from __future__ import annotations
 
 import ast
+import csv
 import json
-import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,55 +95,28 @@ def write_submissions(notebook: str, out: Path) -> dict[str, Mutant]:
     return written
 
 
-# ---- quick in-process grading for authors -------------------------------------------------------
-_RUN_ONE = r'''
-import json, sys, types, contextlib, io
-import nbformat
-from IPython.core.inputtransformer2 import TransformerManager
-from otter.test_files.exception_test import ExceptionTestFile
-nb_path, tests_dir = sys.argv[1], sys.argv[2]
-otter = types.ModuleType("otter")
-otter.Notebook = lambda *a, **k: types.SimpleNamespace(check=lambda *a, **k: None,
-                                                     check_all=lambda *a, **k: None)
-sys.modules["otter"] = otter
-import matplotlib; matplotlib.use("Agg")
-import torch; torch.manual_seed(0)
-env = {"__name__": "__main__", "get_ipython": lambda: types.SimpleNamespace(
-    system=lambda *a, **k: None, run_line_magic=lambda *a, **k: None, run_cell_magic=lambda *a, **k: None)}
-errors = []
-for cell in nbformat.read(nb_path, as_version=4).cells:
-    if cell.cell_type != "code" or "otter_ignore" in cell.metadata.get("tags", []):
-        continue
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            exec(TransformerManager().transform_cell(cell.source), env)
-    except Exception as e:
-        errors.append(f"{type(e).__name__}: {e}")
-scores = {}
-from pathlib import Path
-for path in sorted(Path(tests_dir).glob("*.py")):
-    torch.manual_seed(0)
-    tf = ExceptionTestFile.from_file(str(path))
-    tf.run(env)
-    scores[tf.name] = [tf.score, tf.possible,
-                       [r.message.splitlines()[-1] for r in tf.test_case_results if not r.passed]]
-print("@@RESULT@@" + json.dumps({"scores": scores, "errors": errors}))
-'''
+# ---- grading the mutants through the real grader ---------------------------------------------------
+def grade_folder(notebook: str, submissions: Path, out: Path, workers: int = 2) -> dict[str, dict]:
+    """`course grade` on a folder of submissions; the grades.csv rows by file stem."""
+    from .grade import main as grade
+
+    code = grade([str(submissions), "--assignment", notebook, "--out", str(out),
+                  "--workers", str(workers), "--no-progress"])
+    if code != 0:
+        raise RuntimeError(f"course grade exited with {code}")
+    with open(out / "grades.csv", newline="") as f:
+        return {Path(row["file"]).stem: row for row in csv.DictReader(f)}
 
 
-def grade_inprocess(nb_path: Path, notebook: str, timeout: float = 300) -> dict:
-    tests = HERE / notebook / "tests"
-    result = subprocess.run([sys.executable, "-c", _RUN_ONE, str(nb_path), str(tests)],
-                            capture_output=True, text=True, timeout=timeout, cwd=nb_path.parent)
-    for line in result.stdout.splitlines():
-        if line.startswith("@@RESULT@@"):
-            return json.loads(line[len("@@RESULT@@"):])
-    return {"scores": {}, "errors": [f"runner failed: {result.stderr[-2000:]}"]}
+def lost_questions(notebook: str, row: dict) -> list[str]:
+    """The auto-graded questions in which a grades.csv row has less than full marks."""
+    info = json.loads((HERE / notebook / "assignment.json").read_text())
+    return sorted(q["name"] for q in info["questions"]
+                  if not q["manual"] and float(row[q["name"]] or 0) < float(q["points"]) - 1e-9)
 
 
-def verdict(mutant: Mutant | None, scores: dict) -> tuple[bool, str]:
-    """Did the grading come out as the mutant expects? (ok, explanation)"""
-    lost = sorted(q for q, (score, possible, _) in scores.items() if score < possible)
+def verdict(mutant: Mutant | None, lost: list[str]) -> tuple[bool, str]:
+    """Did the grading come out as the mutant (None: the solution) expects? (ok, explanation)"""
     if mutant is None or mutant.expect == "pass":
         return (not lost, "full marks" if not lost else f"lost points in {lost}")
     if lost == [mutant.question]:
@@ -161,26 +133,23 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     notebook, wanted = argv[0], set(argv[1:])
     with tempfile.TemporaryDirectory() as tmp:
-        subs = write_submissions(notebook, Path(tmp))
-        solution = Path(tmp) / f"{notebook}__solution.ipynb"
-        nbformat.write(solution_notebook(notebook), solution)
-        jobs = [(None, solution)] + [(m, Path(tmp) / f"{stem}.ipynb") for stem, m in subs.items()
-                                     if not wanted or m.name in wanted]
-        with ThreadPoolExecutor(2) as pool:
-            results = list(pool.map(lambda job: grade_inprocess(job[1], notebook), jobs))
+        subs = Path(tmp) / "submissions"
+        written = {stem: m for stem, m in write_submissions(notebook, subs).items()
+                   if not wanted or m.name in wanted}
+        for path in subs.glob("*.ipynb"):
+            if path.stem not in written:
+                path.unlink()
+        nbformat.write(solution_notebook(notebook), subs / f"{notebook}__solution.ipynb")
+        rows = grade_folder(notebook, subs, Path(tmp) / "grades")
     bad = 0
-    for (mutant, _), result in zip(jobs, results, strict=False):
-        ok, text = verdict(mutant, result["scores"])
+    for stem, row in sorted(rows.items()):
+        mutant = written.get(stem)
+        ok, text = verdict(mutant, lost_questions(notebook, row))
+        ok = ok and row["grading_status"] == "ok"
         bad += not ok
         label = "solution" if mutant is None else f"{mutant.expect:4} {mutant.name}"
-        print(f"{'ok ' if ok else 'BAD'} {label:40} {text}")
-        if not ok or result["errors"]:
-            for q, (score, possible, fails) in result["scores"].items():
-                for fail in fails:
-                    print(f"      {q} {score}/{possible}: {fail}")
-            for error in result["errors"][:3]:
-                print(f"      cell error: {error}")
-    print(f"{len(jobs) - bad}/{len(jobs)} as expected")
+        print(f"{'ok ' if ok else 'BAD'} {label:40} {text} [{row['grading_status']}]")
+    print(f"{len(rows) - bad}/{len(rows)} as expected")
     return 1 if bad else 0
 
 

@@ -2,10 +2,6 @@
 there), every alternative correct answer and the solution score 100%, and the blank student
 notebook scores 0 with grading finishing cleanly. Each notebook's submissions are graded in one
 batch through the real `course grade` command."""
-import csv
-import json
-import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 
@@ -27,24 +23,8 @@ def graded(name: str, tmp_root: str) -> dict:
     written = mutants.write_submissions(name, subs)
     nbformat.write(mutants.solution_notebook(name), subs / f"{name}__solution.ipynb")
     (subs / f"{name}__blank.ipynb").write_bytes((ROOT / "notebooks" / f"{name}.ipynb").read_bytes())
-    out = Path(tmp_root) / name / "grades"
-    result = subprocess.run([sys.executable, "-m", "course", "grade", str(subs), "--assignment", name,
-                             "--out", str(out), "--workers", "2", "--no-progress"],
-                            capture_output=True, text=True, timeout=1800)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    with open(out / "grades.csv", newline="") as f:
-        rows = {Path(r["file"]).stem: r for r in csv.DictReader(f)}
-    return {"rows": rows, "mutants": written, "out": out}
-
-
-def _questions(name: str) -> list[dict]:
-    info = json.loads((ROOT / "autograder" / name / "assignment.json").read_text())
-    return [q for q in info["questions"] if not q["manual"]]
-
-
-def _lost(name: str, row: dict) -> list[str]:
-    return sorted(q["name"] for q in _questions(name)
-                  if float(row[q["name"]] or 0) < float(q["points"]) - 1e-9)
+    rows = mutants.grade_folder(name, subs, Path(tmp_root) / name / "grades")
+    return {"rows": rows, "mutants": written}
 
 
 def _cases():
@@ -65,12 +45,12 @@ def test_mutant_scores_as_expected(name, mutant_name, grading_root):
     if mutant_name is None:
         row = batch["rows"][f"{name}__solution"]
         assert row["grading_status"] == "ok"
-        assert _lost(name, row) == [], f"the solution of {name} lost points"
+        assert mutants.lost_questions(name, row) == [], f"the solution of {name} lost points"
         return
     stem, mutant = next((s, m) for s, m in batch["mutants"].items() if m.name == mutant_name)
     row = batch["rows"][stem]
     assert row["grading_status"] == "ok", row["grading_status"]
-    lost = _lost(name, row)
+    lost = mutants.lost_questions(name, row)
     if mutant.expect == "pass":
         assert lost == [], f"correct alternative {mutant_name} lost points in {lost}"
     else:
