@@ -9,8 +9,9 @@ For every master, in order:
      notebooks/tests/NN_name/qN.py      public tests (what grader.check runs)
      autograder/NN_name/tests/qN.py     public and hidden tests
      autograder/NN_name/assignment.json questions and points
-     autograder/build/                  (git-ignored) otter's autograder zip and the filled-in
-                                        notebook as a student would submit it
+     autograder/build/                  (git-ignored) otter's autograder zip, completed so that
+                                        it grades on its own (see `complete_autograder_zip`), and
+                                        the filled-in notebook as a student would submit it
 Committed output has no timestamps and fixed cell ids, so a second build changes nothing.
 """
 from __future__ import annotations
@@ -21,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -284,10 +286,50 @@ def assign(name: str) -> list[str]:
 
         BUILD.mkdir(parents=True, exist_ok=True)
         for z in (dist / "autograder").glob("*.zip"):
-            shutil.copy(z, BUILD / f"{name}-autograder.zip")
+            complete_autograder_zip(z, BUILD / f"{name}-autograder.zip")
         filled = normalize(nbformat.read(dist / "autograder" / f"{name}.ipynb", as_version=4), name[:2])
         write_if_changed(filled, BUILD / f"{name}-solution.ipynb")
     return changed
+
+
+# What the notebooks import besides otter: pinned as in requirements.txt.
+GRADING_PACKAGES = ("torch", "numpy", "matplotlib", "requests", "tqdm")
+# Set in the grading container: train for a few steps only (as `course grade` does) and plot off-screen.
+GRADING_ENV = {"COURSE_QUICK": "1", "MPLBACKEND": "Agg"}
+
+
+def pinned(packages: tuple[str, ...] = GRADING_PACKAGES) -> list[str]:
+    """`package==version` lines for `packages`, taken from requirements.txt."""
+    pins = {}
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        if "==" in line and not line.lstrip().startswith("#"):
+            pins[line.split("==")[0].strip().lower()] = line.strip()
+    return [pins[p] for p in packages]
+
+
+def complete_autograder_zip(src: Path, dst: Path) -> None:
+    """Copy otter's autograder zip from `src` to `dst`, adding what the notebooks need to run in
+    a Gradescope container: the `course` package (under files/, which otter copies next to the
+    submission), the pinned packages in environment.yml, and GRADING_ENV in run_autograder.
+    The stories are downloaded in the container, as on a student's machine."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_suffix(".zip.part")
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zout:
+        for item in zin.infolist():
+            data = zin.read(item)
+            if item.filename == "environment.yml":
+                env = yaml.safe_load(data)
+                pip = next(d for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)["pip"]
+                pip.extend(p for p in pinned() if p not in pip)
+                data = yaml.safe_dump(env, sort_keys=False).encode()
+            elif item.filename == "run_autograder":
+                exports = "".join(f"export {k}={v}\n" for k, v in GRADING_ENV.items())
+                data = data.decode().replace("python ", exports + "python ", 1).encode()
+            zout.writestr(item, data)
+        package = ROOT / "course"
+        for path in sorted(package.rglob("*.py")):
+            zout.write(path, f"files/course/{path.relative_to(package).as_posix()}")
+    tmp.replace(dst)
 
 
 def build(names: list[str] | None = None, workers: int = 2) -> list[str]:
