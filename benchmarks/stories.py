@@ -2,7 +2,8 @@
 
     python benchmarks/stories.py --steps 1500
 
-Trains both with the solutions' code (batch 64, L 32, Adam, seeded) and reports, for each,
+Trains both with the solutions' code and recipe (batch 64, L 32, Adam lr 1e-3 with betas
+(0.9, 0.95), seeded) and reports, for each,
 the loss per token on the training text and on held-out text, and training tokens per second.
 It also times an equal-sized model whose heads are computed with one matrix and
 F.scaled_dot_product_attention, and prints how much faster it is.
@@ -12,7 +13,9 @@ Loss per token (the same procedure on training and held-out text):
   tokens; `--eval-windows` of them, evenly spread through the text, are used;
 - causal: NextTokenLoss (the mean cross entropy of the L-1 next-token guesses per window);
 - diffusion: DiffusionLoss(net, windows, STORY_MASK) / L, with the random times and masks
-  drawn from a fixed seed, averaged over `--eval-repeats` passes over the windows.
+  drawn from a fixed seed, averaged over `--eval-repeats` passes over the windows; also, for
+  comparison with COURSE.md's reference numbers, the same with each position masked with
+  probability t/T (`BernoulliDiffusionLoss`, the loss as COURSE.md words it).
 
 Training text: $COURSE_STORIES_FILE (the shared offline file when it exists), else the
 course's cached download. Held-out text: --heldout FILE (default: the shared offline
@@ -40,8 +43,14 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.reference import ReferenceNamespace  # noqa: E402
-from course import DiffusionLoss, MakeGuesser, NextTokenLoss, Undiffuse, pick_device  # noqa: E402
-from course.training import Seed, TrainLoop  # noqa: E402
+from course import (  # noqa: E402
+    DiffusionLoss,
+    MakeGuesser,
+    NextTokenLoss,
+    UndiffuseTemperature,
+    pick_device,
+)
+from course.training import STORY_ADAM, Seed, TrainLoop  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data" / "tinystories"      # the offline copies, if here
 SHARED_TRAIN = SHARED / "TinyStories-train-first2MiB.txt"
@@ -127,9 +136,21 @@ def Windows(tokens: torch.Tensor, n: int, L: int) -> torch.Tensor:
     return whole[torch.linspace(0, len(whole) - 1, n).long()]
 
 
+def BernoulliDiffusionLoss(net: nn.Module, x_0: torch.Tensor, mask: int) -> torch.Tensor:
+    """The diffusion loss with each position masked with probability t/T (T = L), weight T/t:
+    the course's DiffusionLoss leaves the number of masks to chance (COURSE.md's wording)."""
+    batch, L = x_0.shape
+    t = torch.randint(1, L + 1, (batch, 1), device=x_0.device)
+    masked = torch.rand(batch, L, device=x_0.device) < t / L
+    logp = net(x_0.masked_fill(masked, mask)).float().log_softmax(dim=-1)
+    nll = -logp.gather(-1, x_0[..., None])[..., 0]
+    return ((L / t) * (nll * masked).sum(dim=1, keepdim=True)).mean()
+
+
 @torch.no_grad()
 def LossPerToken(net: nn.Module, windows: torch.Tensor, causal: bool, mask: int,
-                 repeats: int = 4, batch: int = 256, seed: int = 1234) -> float:
+                 repeats: int = 4, batch: int = 256, seed: int = 1234,
+                 diffusion_loss=DiffusionLoss) -> float:
     """The loss per token defined in the module docstring (deterministic for a given seed)."""
     net.eval()
     device = next(net.parameters()).device
@@ -142,7 +163,7 @@ def LossPerToken(net: nn.Module, windows: torch.Tensor, causal: bool, mask: int,
             if causal:
                 loss = NextTokenLoss(net, chunk)
             else:
-                loss = DiffusionLoss(net, chunk, mask) / chunk.shape[1]
+                loss = diffusion_loss(net, chunk, mask) / chunk.shape[1]
             total += loss.item() * len(chunk)
             count += len(chunk)
     torch.random.set_rng_state(state)
@@ -180,7 +201,7 @@ def TimeSteps(nets: dict[str, nn.Module], make_batch, loss_fn, steps: int, round
 
 def WriteSamples(net: nn.Module, namespace: dict, causal: bool, n: int, L: int) -> list[str]:
     """A few stories, seeded: left to right from "once upon a time" (temperature 0.8), or
-    undiffused from all masks in L steps."""
+    undiffused from all masks as the solutions do (T = 4L steps, temperature 0.6)."""
     import course.stories as stories
 
     namespace.update(story_vocab=stories.story_vocab, STORY_UNK=stories.STORY_UNK,
@@ -192,7 +213,8 @@ def WriteSamples(net: nn.Module, namespace: dict, causal: bool, n: int, L: int) 
                  for _ in range(n)]
     else:
         guess = MakeGuesser(net, forbidden=[stories.STORY_MASK, stories.STORY_UNK])
-        texts = [stories.StoryText(Undiffuse(guess, T=L, L=L, mask=stories.STORY_MASK))
+        texts = [stories.StoryText(UndiffuseTemperature(guess, 4 * L, temperature=0.6, L=L,
+                                                        mask=stories.STORY_MASK))
                  for _ in range(n)]
     net.train()
     return texts
@@ -219,7 +241,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=1500, help="training steps per model (default 1500)")
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--L", type=int, default=32, help="tokens per window (default 32)")
-    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--lr", type=float, default=STORY_ADAM["lr"])
+    parser.add_argument("--beta2", type=float, default=STORY_ADAM["betas"][1],
+                        help="Adam's beta2 (default: the solutions' %(default)s)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--models", default="diffusion,causal", help="which to train (default both)")
     parser.add_argument("--heldout", default=os.environ.get("COURSE_HELDOUT_FILE"),
@@ -259,7 +283,8 @@ def main(argv: list[str] | None = None) -> int:
         return DiffusionLoss(net, x_0, mask)
 
     results: dict = {"benchmark": "stories", "steps": args.steps, "batch": args.batch, "L": args.L,
-                     "lr": args.lr, "seed": args.seed, "device": device, "machine": Machine(),
+                     "lr": args.lr, "beta2": args.beta2, "seed": args.seed,
+                     "device": device, "machine": Machine(),
                      "train_tokens": len(corpus), "heldout_tokens": len(heldout),
                      "eval_windows": len(heldout_windows),
                      "load_average_at_start": [round(x, 2) for x in os.getloadavg()]}
@@ -272,7 +297,8 @@ def main(argv: list[str] | None = None) -> int:
         loss_fn = NextTokenLoss if causal else diffusion_loss
         scale = 1.0 if causal else 1.0 / args.L
         losses = TrainLoop(net, make_batch, loss_fn, args.steps, lr=args.lr, scale=scale,
-                           desc=kind, progress=not args.no_progress)
+                           betas=(STORY_ADAM["betas"][0], args.beta2), desc=kind,
+                           progress=not args.no_progress)
         seconds = TrainLoop.last_seconds
         tail = losses[-100:]
         results[kind] = {
@@ -280,6 +306,9 @@ def main(argv: list[str] | None = None) -> int:
                                                          args.eval_repeats), 4),
             "train_loss_per_token": round(LossPerToken(net, train_windows, causal, mask,
                                                        args.eval_repeats), 4),
+            **({} if causal else {"heldout_loss_per_token_bernoulli": round(LossPerToken(
+                net, heldout_windows, causal, mask, args.eval_repeats,
+                diffusion_loss=BernoulliDiffusionLoss), 4)}),
             "final_window_loss": round(sum(tail) / len(tail), 4),
             "tokens_per_second": round(args.steps * args.batch * args.L / seconds),
             "seconds": round(seconds, 1),

@@ -1,5 +1,8 @@
+
 """course.training: step counts, seeding, the training loop, and saving/reusing trained models."""
 from __future__ import annotations
+
+import math
 
 import pytest
 import torch
@@ -7,7 +10,17 @@ import torch.nn as nn
 
 import course.nets
 from course import training
-from course.training import LoadModel, Quick, SavedSettings, SaveModel, Seed, Steps, TrainLoop, TrainOrLoad
+from course.training import (
+    LoadModel,
+    Quick,
+    SavedSettings,
+    SaveModel,
+    Seed,
+    Steps,
+    TrainLoop,
+    TrainOrLoad,
+    TrainStoryModel,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -86,6 +99,27 @@ def test_trainloop_is_repeatable_with_a_seed():
         Seed(7)
         runs.append(TrainLoop(net, batch, loss, steps=20, progress=False))
     assert runs[0] == runs[1]
+
+
+def test_trainloop_is_adam_with_the_betas_it_is_given():
+    def by_hand(betas):
+        net, batch, loss = _problem()
+        Seed(3)
+        opt = torch.optim.Adam(net.parameters(), lr=1e-2, betas=betas)
+        out = []
+        for _ in range(30):
+            opt.zero_grad()
+            value = loss(net, batch())
+            value.backward()
+            opt.step()
+            out.append(value.item())
+        return out
+
+    net, batch, loss = _problem()
+    Seed(3)
+    fast = TrainLoop(net, batch, loss, steps=30, lr=1e-2, betas=(0.9, 0.95), progress=False)
+    assert fast == pytest.approx(by_hand((0.9, 0.95)), rel=1e-6)
+    assert fast != pytest.approx(by_hand((0.9, 0.999)), rel=1e-6)
 
 
 def test_trainloop_moves_batches_to_the_network(monkeypatch):
@@ -174,3 +208,35 @@ def test_train_or_load_reuses_matching_weights_and_retrains_on_request(tmp_path,
     fresh = nn.Linear(3, 1)
     assert TrainOrLoad(fresh, path, _settings(steps=99), trainer(fresh)) == [4.0]
     assert torch.all(fresh.weight == 4)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_train_story_model_saves_then_reuses_for_the_same_settings(shared_stories, tmp_path, monkeypatch,
+                                                                   causal, capsys):
+    from benchmarks.reference import ReferenceNamespace
+
+    monkeypatch.setenv("COURSE_DATA_CACHE", str(tmp_path))
+    monkeypatch.delenv("COURSE_RETRAIN", raising=False)
+    MyTransformer = ReferenceNamespace(causal=True)["MyTransformer"]
+
+    def fresh():
+        torch.manual_seed(1)
+        return MyTransformer(len(shared_stories.story_vocab), dim=16, heads=2, layers=1, causal=causal)
+
+    net = fresh()
+    losses = TrainStoryModel(net, causal=causal, steps=3)
+    assert len(losses) == 3 and all(math.isfinite(x) for x in losses)
+    name = "story_causal.pt" if causal else "story_diffusion.pt"
+    assert (tmp_path / name).exists() and SavedSettings(tmp_path / name)["causal"] == causal
+    assert SavedSettings(tmp_path / name)["betas"] == [0.9, 0.95]
+
+    again = fresh()
+    assert TrainStoryModel(again, causal=causal, steps=3) == losses        # loaded, not trained
+    pairs = zip(net.state_dict().values(), again.state_dict().values(), strict=True)
+    assert all(torch.equal(a, b) for a, b in pairs)
+    assert "Reusing" in capsys.readouterr().out
+
+    other = fresh()
+    assert len(TrainStoryModel(other, causal=causal, steps=2)) == 2       # other settings: trains
+    smaller = MyTransformer(len(shared_stories.story_vocab), dim=8, heads=2, layers=1, causal=causal)
+    assert len(TrainStoryModel(smaller, causal=causal, steps=2)) == 2     # other shapes: trains

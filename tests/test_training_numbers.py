@@ -121,6 +121,8 @@ def test_stories_benchmark_ends_with_one_json_line(shared_stories, capsys):
                                       "tokens_per_second"}
         assert 6.0 < numbers[kind]["heldout_loss_per_token"] < 8.0     # two steps: near uniform
         assert len(numbers[kind]["samples"]) == 1
+    assert 6.0 < numbers["diffusion"]["heldout_loss_per_token_bernoulli"] < 8.0
+    assert numbers["beta2"] == 0.95
     assert numbers["causal"]["samples"][0].startswith("once upon a time")
     assert numbers["speed"]["parameters"] == 1314514 and numbers["speed"]["ratio"] > 0
 

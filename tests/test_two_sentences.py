@@ -87,6 +87,37 @@ def test_diffusion_loss_of_frequency_guesser_is_6_55():
     assert DiffusionLoss(Frequencies(), x_0, MASK).item() == pytest.approx(expected, abs=0.1)
 
 
+def test_diffusion_loss_masks_exactly_t_of_the_positions():
+    seen = []
+
+    def spy(x_t: torch.Tensor) -> torch.Tensor:
+        seen.append(x_t.clone())
+        return torch.zeros(*x_t.shape, 7)                       # every word equally likely
+    x_0 = torch.randint(0, 6, (6000, 5))
+    loss = DiffusionLoss(spy, x_0, 6)
+    # Every sentence pays (T/t) * t * log 7 = L log 7: no noise from how many got masked.
+    assert loss.item() == pytest.approx(5 * math.log(7), rel=1e-6)
+    counts = (seen[0] == 6).sum(dim=1)
+    share = torch.bincount(counts, minlength=6).float() / len(counts)
+    assert share[0] == 0 and torch.allclose(share[1:], torch.full((5,), 0.2), atol=0.03)
+    where = (seen[0] == 6).float().mean(dim=0)                  # every position equally often
+    assert torch.allclose(where, torch.full((5,), 0.6), atol=0.03)
+    kept = seen[0] != 6
+    assert torch.equal(seen[0][kept], x_0[kept])
+
+
+def test_diffusion_loss_with_other_t_masks_the_right_share_on_average():
+    seen = []
+
+    def spy(x_t: torch.Tensor) -> torch.Tensor:
+        seen.append(x_t.clone())
+        return torch.zeros(*x_t.shape, 7)
+    x_0 = torch.randint(0, 6, (20000, 4))
+    loss = DiffusionLoss(spy, x_0, 6, T=10)
+    assert loss.item() == pytest.approx(4 * math.log(7), rel=0.03)
+    assert (seen[0] == 6).float().mean().item() == pytest.approx(0.55, abs=0.01)   # mean of t/10
+
+
 def test_diffusion_loss_is_differentiable_and_trains():
     net = NoTalking(len(vocab))
     x_0 = torch.stack([SamplePInit() for _ in range(64)])
