@@ -246,6 +246,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="Adam's beta2 (default: the solutions' %(default)s)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--models", default="diffusion,causal", help="which to train (default both)")
+    parser.add_argument("--train-loss", choices=["course", "bernoulli"], default="course",
+                        help="diffusion training loss: the course's DiffusionLoss (default) or "
+                             "BernoulliDiffusionLoss (the number of masks left to chance)")
     parser.add_argument("--heldout", default=os.environ.get("COURSE_HELDOUT_FILE"),
                         help="held-out text file (default: the shared TinyStories validation sample)")
     parser.add_argument("--eval-windows", type=int, default=2048)
@@ -279,11 +282,13 @@ def main(argv: list[str] | None = None) -> int:
     def make_batch() -> torch.Tensor:
         return stories.GetBatch(args.batch, args.L)
 
+    train_diffusion_loss = BernoulliDiffusionLoss if args.train_loss == "bernoulli" else DiffusionLoss
+
     def diffusion_loss(net: nn.Module, x_0: torch.Tensor) -> torch.Tensor:
-        return DiffusionLoss(net, x_0, mask)
+        return train_diffusion_loss(net, x_0, mask)
 
     results: dict = {"benchmark": "stories", "steps": args.steps, "batch": args.batch, "L": args.L,
-                     "lr": args.lr, "beta2": args.beta2, "seed": args.seed,
+                     "lr": args.lr, "beta2": args.beta2, "train_loss": args.train_loss, "seed": args.seed,
                      "device": device, "machine": Machine(),
                      "train_tokens": len(corpus), "heldout_tokens": len(heldout),
                      "eval_windows": len(heldout_windows),

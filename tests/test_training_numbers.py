@@ -127,6 +127,15 @@ def test_stories_benchmark_ends_with_one_json_line(shared_stories, capsys):
     assert numbers["speed"]["parameters"] == 1314514 and numbers["speed"]["ratio"] > 0
 
 
+def test_stories_benchmark_can_train_with_the_bernoulli_loss(shared_stories, capsys):
+    bench_stories.main(["--steps", "2", "--models", "diffusion", "--train-loss", "bernoulli",
+                        "--eval-windows", "8", "--eval-repeats", "1", "--speed-steps", "1",
+                        "--samples", "1", "--no-progress", "--threads", "1"])
+    numbers = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert numbers["train_loss"] == "bernoulli" and "causal" not in numbers
+    assert 6.0 < numbers["diffusion"]["heldout_loss_per_token"] < 8.0
+
+
 def test_even_the_exact_guesser_writes_some_nonsense_at_t20():
     """Positions 2 and 4 are revealed at the same step 1 time in 20, then drawn independently."""
     assert bench_two.EXACT_NONSENSE == pytest.approx(0.016)
