@@ -65,14 +65,14 @@ def DiffusionLoss(net: Callable[[torch.Tensor], torch.Tensor], x_0: torch.Tensor
     exactly t of them when T = L. (If T does not divide evenly, the count t*L/T is rounded up or
     down at random, so that it is right on average.)
 
-    Why exactly t, and not each position with probability t/T: both mask t positions on average
-    and have the same minimum, the entropy of the data (0.50 on the two sentences), but with
-    exactly t the weight T/t always multiplies exactly t terms, so a sentence's loss is L times
-    the average cost of its masked words. Leaving the count to chance adds noise (one masked word
-    for a sentence with t = 1 is T times the cost of however many words happened to be masked: none,
-    one, two...), and on the stories that noise
-    kept the network on the word-frequency plateau several hundred steps longer (measured in
-    benchmarks/stories.py; see the README).
+    Why exactly t, and not each position with probability t/T: both mask t positions on average,
+    but with exactly t the weight T/t always multiplies exactly t terms, so a sentence's loss is
+    L times the average cost of its masked words, and the loss of the best possible guesser is
+    exactly the entropy of the data (0.50 on the two sentences; with the count left to chance it
+    is 0.63). Leaving the count to chance also adds noise (with t = 1 a sentence pays T times the
+    cost of however many words happened to be masked: none, one, two...), and on the stories that
+    noise kept the network on the word-frequency plateau for longer (benchmarks/stories.py and
+    the README's "Stories").
     """
     batch, L = x_0.shape
     T = L if T is None else T
