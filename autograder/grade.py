@@ -5,9 +5,12 @@
 The grader (this process) never runs student code and never shares memory with it. It starts one
 fork server (:mod:`autograder.runner`), hands it one submission per free worker slot, watches
 every running submission in a single event loop (per-cell and per-submission wall-clock limits,
-a cap on what it may send back), sends the tests to a submission only when its cells have run,
-checks the nonce on every result, and after each submission kills everything it started and
-deletes its scratch folder. It alone writes the output folder. Exit code 0 when the batch
+a cap on what it may send back, every message checked field by field), and when a submission's
+cells have run, has the fork server start that submission's *judge* (:mod:`autograder.judge`),
+which runs the tests here, on the grader's side, by sending the submission requests and judging
+the answers. Only the judge's verdicts count; what the submission's process says about itself can
+only cost it points. After each submission the grader kills everything it started and deletes its
+scratch folder. It alone writes the output folder. Exit code 0 when the batch
 finished, whatever the scores; 2 when the command line or the assignment is wrong.
 """
 from __future__ import annotations
@@ -30,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from . import assignment as assignment_mod
-from . import inputs, report, sandbox
+from . import inputs, messages, report, sandbox
 from .report import CaseResult, Result
 
 REPO = Path(__file__).resolve().parent.parent
@@ -73,31 +76,43 @@ class Job:
     staging: Path
     uid: int = -1
     scratch: Path | None = None
-    pid: int | None = None
-    msg_r: int = -1
-    ctl_w: int = -1
     token: str = ""
-    buf: bytes = b""
-    received: int = 0
-    ctl_out: bytes = b""
-    nonce: str = ""
     started: float = 0.0
-    ready_at: float | None = None
-    done_at: float | None = None
     deadline: float = 0.0
     phase_deadline: float | None = None
-    cell: int | None = None
-    test: str | None = None
+    # the submission's process: its messages (msg) and the ends of its request pipes kept for the judge
+    pid: int | None = None
+    msg_r: int = -1
+    req_w: int = -1
+    ans_r: int = -1
+    buf: bytes = b""
+    received: int = 0
     exit_status: int | None = None
+    ready_at: float | None = None
+    cells_done: dict | None = None
+    done_at: float | None = None
+    cell: int | None = None
+    # the judge
+    judge_pid: int | None = None
+    jmsg_r: int = -1
+    jctl_w: int = -1
+    jctl_out: bytes = b""
+    jbuf: bytes = b""
+    judge_exit: int | None = None
+    judge_done: dict | None = None
+    test: str | None = None
+    checks: list[str] | None = None
+    cases: dict[tuple[str, int], tuple[bool, str]] = field(default_factory=dict)
+    # what went wrong
     killed: str | None = None
     kill_time: float | None = None
     fatal: str | None = None
-    cells_done: dict | None = None
-    cases: dict[tuple[str, int], tuple[bool, str]] = field(default_factory=dict)
-    expected: list[tuple[str, int]] = field(default_factory=list)
-    forged: str | None = None
+    malformed: str | None = None
     tamper: list[str] = field(default_factory=list)
-    done: bool = False
+
+    @property
+    def done(self) -> bool:
+        return self.judge_done is not None
 
 
 class Grader:
@@ -114,7 +129,6 @@ class Grader:
         self.jobs_by_id: dict[str, Job] = {}
         self.restore_modes: dict[str, int] = {}
         self.tests_payload = asg.tests_payload()
-        self.expected = [(q.name, c.index) for q in asg.auto for c in q.cases]
 
     # ------------------------------------------------------------ set-up
     def setup(self) -> None:
@@ -293,17 +307,17 @@ class Grader:
         real_uid = uid if uid >= 0 else None
         job.scratch = sandbox.make_scratch(self.root, f"s{job.index:05d}-{job.token[:6]}", real_uid)
         msg_r, msg_w = os.pipe()
-        ctl_r, ctl_w = os.pipe()
+        req_r, req_w = os.pipe()
+        ans_r, ans_w = os.pipe()
         os.set_blocking(msg_r, False)
-        os.set_blocking(ctl_w, False)
-        job.msg_r, job.ctl_w = msg_r, ctl_w
+        job.msg_r, job.req_w, job.ans_r = msg_r, req_w, ans_r
         spec = sandbox.SandboxSpec(
             mode=self.mode, uid=uid, scratch=str(job.scratch), hide=self.hide, reach=self.reach,
             keep=self._keep_paths(),
             limits=vars(sandbox.Limits(memory_bytes=int(self.args.memory * 2**30),
                                        cpu_seconds=int(self.args.timeout) + 30)))
         job_msg = {
-            "id": job.token, "staging": str(job.staging),
+            "kind": "submission", "id": job.token, "staging": str(job.staging),
             "notebook_name": job.sub.notebook_name.replace("/", "_"),
             "sandbox": vars(spec), "repo": str(REPO), "cell_timeout": self.args.cell_timeout,
             "env": {"HOME": str(job.scratch), "TMPDIR": str(job.scratch / "tmp"), "USER": "course-grader",
@@ -312,12 +326,29 @@ class Grader:
         }
         job.started = time.monotonic()
         job.deadline = job.started + self.args.timeout
-        job.expected = list(self.expected)
-        socket.send_fds(self.sock, [json.dumps(job_msg).encode()], [msg_w, ctl_r])
-        os.close(msg_w)
-        os.close(ctl_r)
+        socket.send_fds(self.sock, [json.dumps(job_msg).encode()], [msg_w, req_r, ans_w])
+        for fd in (msg_w, req_r, ans_w):
+            os.close(fd)
         self.jobs_by_id[job.token] = job
         self.sel.register(msg_r, selectors.EVENT_READ, ("msg", job))
+
+    def _start_judge(self, job: Job) -> None:
+        """The submission's cells have run: start its judge, which runs the tests on our side."""
+        jmsg_r, jmsg_w = os.pipe()
+        jctl_r, jctl_w = os.pipe()
+        os.set_blocking(jmsg_r, False)
+        os.set_blocking(jctl_w, False)
+        job.jmsg_r, job.jctl_w = jmsg_r, jctl_w
+        judge_msg = {"kind": "judge", "id": "j" + job.token, "staging": str(job.staging)}
+        socket.send_fds(self.sock, [json.dumps(judge_msg).encode()], [jmsg_w, jctl_r, job.req_w, job.ans_r])
+        for fd in (jmsg_w, jctl_r, job.req_w, job.ans_r):
+            os.close(fd)
+        job.req_w = job.ans_r = -1
+        self.jobs_by_id["j" + job.token] = job
+        control = {"tests": self.tests_payload, "case_timeout": self.args.cell_timeout}
+        job.jctl_out = json.dumps(control).encode()
+        self.sel.register(jmsg_r, selectors.EVENT_READ, ("judge", job))
+        self.sel.register(jctl_w, selectors.EVENT_WRITE, ("jctl", job))
 
     def _poll(self, running: dict[str, Job]) -> None:
         now = time.monotonic()
@@ -330,11 +361,13 @@ class Grader:
                 self._zygote_messages()
             elif kind == "msg":
                 self._read_messages(job)
-            elif kind == "ctl":
-                self._write_ctl(job)
+            elif kind == "judge":
+                self._read_judge(job)
+            elif kind == "jctl":
+                self._write_judge_control(job)
         now = time.monotonic()
         for job in running.values():
-            if job.killed or job.exit_status is not None:
+            if job.killed or self._finished(job):
                 continue
             if now > job.deadline:
                 where = f" (in cell {job.cell})" if job.cell and not job.cells_done else ""
@@ -355,14 +388,23 @@ class Grader:
                 self._restart_zygote()
                 return
             msg = json.loads(raw)
-            job = self.jobs_by_id.get(msg.get("id", ""))
+            key = msg.get("id", "")
+            job = self.jobs_by_id.get(key)
             if job is None:
                 continue
+            is_judge = key.startswith("j")
             if msg["t"] == "pid":
-                job.pid = msg["pid"]
+                if is_judge:
+                    job.judge_pid = msg["pid"]
+                else:
+                    job.pid = msg["pid"]
             elif msg["t"] == "exit":
-                job.exit_status = msg["status"]
-                self._read_messages(job)
+                if is_judge:
+                    job.judge_exit = msg["status"]
+                    self._read_judge(job)
+                else:
+                    job.exit_status = msg["status"]
+                    self._read_messages(job)
 
     def _restart_zygote(self) -> None:
         """The fork server died (it never runs student code, but the machine may kill it): the
@@ -372,107 +414,142 @@ class Grader:
         self.zygote.kill()
         self.zygote.wait()
         for job in self.running.values():
-            if job.exit_status is None:
+            if not self._finished(job):
                 job.fatal = job.fatal or "grading error: the runner stopped; grade this one again"
-                job.exit_status = -1
-                if job.pid:
-                    sandbox.killpg(job.pid)
+                job.exit_status = -1 if job.exit_status is None else job.exit_status
+                job.judge_exit = -1 if job.judge_exit is None else job.judge_exit
+                for pid in (job.pid, job.judge_pid):
+                    if pid:
+                        sandbox.killpg(pid)
         self.log.close()
         self._start_zygote()
 
-    def _read_messages(self, job: Job) -> None:
-        if job.msg_r < 0:
-            return
+    @staticmethod
+    def _lines(job: Job, fd: int, buf_attr: str, cap: int) -> tuple[list[bytes], bool]:
+        """Complete lines available on ``fd``; (lines, closed). Raises OverflowError past ``cap``."""
+        lines: list[bytes] = []
+        buf = getattr(job, buf_attr)
+        closed = False
         while True:
             try:
-                chunk = os.read(job.msg_r, 1 << 16)
+                chunk = os.read(fd, 1 << 16)
             except BlockingIOError:
                 break
             if not chunk:
-                self.sel.unregister(job.msg_r)
-                os.close(job.msg_r)
-                job.msg_r = -1
+                closed = True
                 break
             job.received += len(chunk)
-            if job.received > MSG_BYTES_CAP:
-                self._kill(job, "grading error: the submission flooded the grader with messages")
-                return
-            job.buf += chunk
-            *lines, job.buf = job.buf.split(b"\n")
-            for line in lines:
-                try:
-                    msg = json.loads(line)
-                except ValueError:
-                    job.forged = job.forged or "garbled messages from the runner"
-                    continue
-                if isinstance(msg, dict):
-                    self._handle(job, msg)
+            if job.received > cap:
+                setattr(job, buf_attr, b"")
+                raise OverflowError
+            buf += chunk
+            *complete, buf = buf.split(b"\n")
+            lines += complete
+        setattr(job, buf_attr, buf)
+        return lines, closed
+
+    def _read_messages(self, job: Job) -> None:
+        """Messages from the submission's process: progress and self-reports, all untrusted."""
+        if job.msg_r < 0:
+            return
+        try:
+            lines, closed = self._lines(job, job.msg_r, "buf", MSG_BYTES_CAP)
+        except OverflowError:
+            self._kill(job, "grading error: the submission flooded the grader with messages")
+            return
+        for line in lines:
+            if job.malformed:
+                break
+            try:
+                msg = messages.parse_submission(line)
+            except messages.Malformed as exc:
+                job.malformed = str(exc)
+                continue
+            self._handle(job, msg)
+        if closed:
+            self.sel.unregister(job.msg_r)
+            os.close(job.msg_r)
+            job.msg_r = -1
 
     def _handle(self, job: Job, msg: dict) -> None:
-        t = msg.get("t")
+        t = msg["t"]
         now = time.monotonic()
-        if t in ("test", "case", "done"):
-            if not job.nonce or msg.get("nonce") != job.nonce:
-                job.forged = job.forged or "forged test results"
-                return
-        if job.done:
-            job.forged = job.forged or "messages after the end"
-            return
-        if t == "ready":
+        if t == "ready" and job.ready_at is None:
             job.ready_at = now
-        elif t == "fatal" or t == "unreadable":
-            job.fatal = str(msg.get("reason", "runner failed"))[:300]
+        elif t == "fatal" or (t == "unreadable" and job.cells_done is None):
+            job.fatal = msg["reason"][:300]
             if msg.get("traceback"):
                 print(f"course grade: {job.sub.file}: {msg['traceback']}", file=sys.stderr)
         elif t == "cell" and job.cells_done is None:
-            job.cell = msg.get("i")
+            job.cell = msg["i"]
             job.phase_deadline = now + self.args.cell_timeout + GRACE
         elif t == "cells_done" and job.cells_done is None:
             job.cells_done = msg
             job.cell = None
-            job.tamper += [str(x) for x in msg.get("tamper", [])][:20]
-            job.nonce = secrets.token_hex(16)
-            payload = {"nonce": job.nonce, "tests": self.tests_payload,
-                       "case_timeout": self.args.cell_timeout}
-            job.ctl_out = (json.dumps(payload) + "\n").encode()
+            job.tamper += msg["tamper"]
             job.phase_deadline = now + self.args.cell_timeout + GRACE
-            self.sel.register(job.ctl_w, selectors.EVENT_WRITE, ("ctl", job))
-        elif t == "test":
-            job.test = str(msg.get("q"))
-            n = sum(len(q.cases) for q in self.asg.auto if q.name == job.test)
-            job.phase_deadline = now + (self.args.cell_timeout + 1) * max(n, 1) + GRACE
-        elif t == "case":
-            key = (msg.get("q"), msg.get("i"))
-            if not job.expected or tuple(job.expected[0]) != key:
-                job.forged = job.forged or "unexpected test results"
-                return
-            job.expected.pop(0)
-            job.cases[key] = (bool(msg.get("passed")), str(msg.get("message", ""))[:4000])
-        elif t == "done":
-            job.tamper += [str(x) for x in msg.get("tamper", [])][:20]
-            job.done = True
+            self._start_judge(job)
+        elif t == "done" and job.cells_done is not None and job.done_at is None:
+            job.tamper += msg["tamper"]
             job.done_at = now
-            job.phase_deadline = None
+        else:
+            job.malformed = f"a {t!r} message out of order"
 
-    def _write_ctl(self, job: Job) -> None:
+    def _read_judge(self, job: Job) -> None:
+        """The judge's verdicts (trusted: the judge runs no student code)."""
+        if job.jmsg_r < 0:
+            return
         try:
-            n = os.write(job.ctl_w, job.ctl_out)
-            job.ctl_out = job.ctl_out[n:]
-        except (BlockingIOError, BrokenPipeError):
-            if job.ctl_out and job.exit_status is None:
-                return
-            job.ctl_out = b""
-        if not job.ctl_out:
-            self.sel.unregister(job.ctl_w)
-            os.close(job.ctl_w)
-            job.ctl_w = -1
+            lines, closed = self._lines(job, job.jmsg_r, "jbuf", 64 * MSG_BYTES_CAP)
+        except OverflowError:
+            lines, closed = [], True
+        now = time.monotonic()
+        for line in lines:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            t = msg.get("t") if isinstance(msg, dict) else None
+            if t == "notebook":
+                job.checks = [str(c) for c in msg.get("checks", [])]
+            elif t == "test":
+                job.test = str(msg.get("q"))
+                n = sum(len(q.cases) for q in self.asg.auto if q.name == job.test)
+                job.phase_deadline = now + (self.args.cell_timeout + 5) * max(n, 1) + GRACE
+            elif t == "case":
+                job.cases[(str(msg.get("q")), int(msg.get("i", -1)))] = (
+                    msg.get("passed") is True, str(msg.get("message", ""))[:4000])
+            elif t == "done":
+                job.judge_done = msg
+                job.phase_deadline = now + GRACE + 10     # the submission sends its last report
+            elif t == "fatal":
+                job.fatal = job.fatal or f"grading error in the judge: {str(msg.get('reason'))[:200]}"
+                print(f"course grade: judge of {job.sub.file}: {msg.get('traceback', '')}", file=sys.stderr)
+        if closed:
+            self.sel.unregister(job.jmsg_r)
+            os.close(job.jmsg_r)
+            job.jmsg_r = -1
+
+    def _write_judge_control(self, job: Job) -> None:
+        try:
+            n = os.write(job.jctl_w, job.jctl_out)
+            job.jctl_out = job.jctl_out[n:]
+        except BlockingIOError:
+            return
+        except BrokenPipeError:
+            job.jctl_out = b""
+        if not job.jctl_out:
+            self.sel.unregister(job.jctl_w)
+            os.close(job.jctl_w)
+            job.jctl_w = -1
 
     def _kill(self, job: Job, reason: str) -> None:
         if job.killed is None:
             job.killed = reason
             job.kill_time = time.monotonic() + GRACE
-        if job.pid:
-            sandbox.killpg(job.pid)
+        for pid in (job.pid, job.judge_pid):
+            if pid:
+                sandbox.killpg(pid)
         self._sweep(job)
 
     def _sweep(self, job: Job) -> None:
@@ -482,17 +559,23 @@ class Grader:
             sandbox.kill_tagged(self.zygote.pid, job.token)
 
     def _finished(self, job: Job) -> bool:
-        if job.exit_status is not None:
+        """The submission's process has exited and, if it was started, so has its judge."""
+        judge_over = job.jmsg_r < 0 and (job.judge_pid is None or job.judge_exit is not None) \
+            if job.cells_done is not None else True
+        if job.exit_status is not None and judge_over:
             return True
         return job.killed is not None and job.kill_time is not None and time.monotonic() > job.kill_time
 
     # ------------------------------------------------------------ results
     def _finish(self, job: Job) -> Result:
-        if job.pid:
-            sandbox.killpg(job.pid)
+        for pid in (job.pid, job.judge_pid):
+            if pid:
+                sandbox.killpg(pid)
         self._sweep(job)
         if job.msg_r >= 0:
             self._read_messages(job)
+        if job.jmsg_r >= 0:
+            self._read_judge(job)
         self._cleanup(job)
         self.free_uids.append(job.uid)
         return self._result(job)
@@ -536,26 +619,24 @@ class Grader:
         """The row's grading_status, and whether its points are forced to zero."""
         if job.fatal:
             return job.fatal, True
-        if job.forged:
-            return f"tampering detected: {job.forged}", True
+        if job.malformed:
+            return ("tampering detected: malformed message from the notebook's process "
+                    f"({job.malformed})"), True
         if job.tamper:
             seen = list(dict.fromkeys(job.tamper))
             more = f" (and {len(seen) - 1} more)" if len(seen) > 1 else ""
             return f"tampering detected: {seen[0]}{more}", True
         if job.killed and not job.done:
             return job.killed, job.cells_done is None
+        if job.cells_done is None:
+            return self._death(job, f" in cell {job.cell}" if job.cell else ""), True
         if not job.done:
-            where = f" in cell {job.cell}" if job.cells_done is None and job.cell else \
-                (f" during the tests of {job.test}" if job.test else "")
-            st = job.exit_status or 0
-            if os.WIFSIGNALED(st):
-                sig = signal.Signals(os.WTERMSIG(st)).name
-                hint = " (out of memory?)" if sig in ("SIGKILL", "SIGSEGV", "SIGBUS", "SIGABRT") else ""
-                if sig == "SIGXCPU":
-                    return f"timeout: CPU time limit{where}", True
-                return f"process killed by {sig}{where}{hint}", job.cells_done is None
-            code = os.waitstatus_to_exitcode(st) if st else 0
-            return f"process exited{where} (exit code {code}: os._exit or a crash)", job.cells_done is None
+            return "grading error: the tests stopped early; grade this one again", False
+        if job.judge_done.get("gone"):
+            where = f" during the tests of {job.test}" if job.test else " during the tests"
+            if job.exit_status is None or "stopped answering" in str(job.judge_done.get("gone")):
+                return f"timeout: the notebook stopped answering{where}", False
+            return self._death(job, where), False
         errors = (job.cells_done or {}).get("errors", [])
         for kind, text in (("timeout", "cell timeout: cell {cell} {error}"),
                            ("memory", "memory limit: cell {cell} ran out of memory"),
@@ -563,11 +644,24 @@ class Grader:
             hit = [e for e in errors if e.get("kind") == kind]
             if hit:
                 return text.format(**hit[0]), False
-        checks = set((job.cells_done or {}).get("checks", []))
+        checks = set(job.checks or [])
         missing = [q for q in self.asg.checks if q not in checks]
         if missing:
             return f"cells deleted: no check cell for {', '.join(missing)}", False
         return "ok", False
+
+    @staticmethod
+    def _death(job: Job, where: str) -> str:
+        """How the submission's process ended, for its status."""
+        st = job.exit_status or 0
+        if os.WIFSIGNALED(st):
+            sig = signal.Signals(os.WTERMSIG(st)).name
+            hint = " (out of memory?)" if sig in ("SIGKILL", "SIGSEGV", "SIGBUS", "SIGABRT") else ""
+            if sig == "SIGXCPU":
+                return f"timeout: CPU time limit{where}"
+            return f"process killed by {sig}{where}{hint}"
+        code = os.waitstatus_to_exitcode(st) if st else 0
+        return f"process exited{where} (exit code {code}: os._exit or a crash)"
 
     def _unrunnable(self, sub: inputs.Submission, problem: str) -> Result:
         job = Job(index=-1, sub=sub, staging=Path())
@@ -576,14 +670,16 @@ class Grader:
         return self._result(job)
 
     def _cleanup(self, job: Job) -> None:
-        for fd in (job.msg_r, job.ctl_w):
+        for fd in (job.msg_r, job.jmsg_r, job.jctl_w, job.req_w, job.ans_r):
             if fd >= 0:
                 try:
                     self.sel.unregister(fd)
                 except (KeyError, ValueError):
                     pass
                 os.close(fd)
-        job.msg_r = job.ctl_w = -1
+        job.msg_r = job.jmsg_r = job.jctl_w = job.req_w = job.ans_r = -1
+        self.jobs_by_id.pop(job.token, None)
+        self.jobs_by_id.pop("j" + job.token, None)
         if job.scratch is not None:
             shutil.rmtree(job.scratch, ignore_errors=True)
         if job.staging and job.staging.name:

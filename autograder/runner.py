@@ -5,15 +5,20 @@ per submission, so that no submission pays for those imports. It never reads tes
 submissions. The grader talks to it over a socket: a job (JSON) plus the two pipe ends of that
 job's child; the zygote answers with the child's pid and, later, its exit status.
 
-The child closes the zygote's socket, walls itself in (:mod:`autograder.sandbox`), reads and checks
-the notebook, snapshots torch / numpy / math / builtins / course, executes the code cells (IPython
-syntax turned into plain Python, ``%``/``!`` lines made harmless, ``otter_ignore`` cells skipped,
-a time limit per cell, output kept up to a cap), and tells the grader it is done. Only then does
-the grader send the test files and a random nonce; the child runs every test case against the
-notebook's namespace, reports each result with the nonce, checks the snapshot again, and exits.
+Two kinds of children:
 
-Messages child -> grader are JSON lines on the ``msg`` pipe; the grader -> child message is one JSON
-line on the ``ctl`` pipe.
+- a *submission* child closes every descriptor but its own pipes, walls itself in
+  (:mod:`autograder.sandbox`), reads the notebook, snapshots torch / numpy / math / builtins /
+  course, executes the code cells (IPython syntax turned into plain Python, ``%``/``!`` lines made
+  harmless, ``otter_ignore`` cells skipped, a time limit per cell, output kept up to a cap), tells
+  the grader it is done, and from then on only *answers requests* (:class:`course.serve.Server`)
+  that arrive on its ``requests`` pipe, until that pipe closes.
+- a *judge* child (:mod:`autograder.judge`) runs the tests, in the grader's trust domain: it sends
+  those requests and decides what the answers are worth. It never runs student code.
+
+Messages submission -> grader are JSON lines on the ``msg`` pipe; they are progress and
+self-reports that can only cost the submission points (the grader checks every field). Requests
+and answers are frames of plain data (:mod:`course.wire`).
 """
 from __future__ import annotations
 
@@ -31,7 +36,8 @@ from typing import Any
 
 PRELOAD = ["numpy", "torch", "torch.nn", "torch.nn.functional", "torch.optim", "torch._dynamo", "matplotlib",
            "matplotlib.pyplot", "course", "course.plots",
-           "course.training", "course.stories", "IPython.core.inputtransformer2"]
+           "course.training", "course.stories", "course.wire", "course.serve", "course.handles",
+           "course.rules", "autograder.judge", "IPython.core.inputtransformer2"]
 OUTPUT_CAP = 64 * 1024
 MESSAGE_CAP = 4000
 
@@ -58,17 +64,27 @@ def zygote_main(sock_fd: int) -> None:
     sock.send(json.dumps({"t": "up"}).encode())
     while True:
         for _key, _ in sel.select(timeout=0.05):
-            msg, fds, _flags, _addr = socket.recv_fds(sock, 1 << 20, 4)
+            try:
+                msg, fds, _flags, _addr = socket.recv_fds(sock, 1 << 20, 4, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                continue
             if not msg:
                 _reap(jobs, sock)
                 os._exit(0)
             job = json.loads(msg)
             pid = os.fork()
             if pid == 0:
-                sock.close()
                 code = 70
                 try:
-                    code = child_main(job, fds[0], fds[1])
+                    os.setsid()
+                    sel.close()
+                    sock.close()
+                    close_other_fds(fds)
+                    if job.get("kind") == "judge":
+                        from .judge import judge_main
+                        code = judge_main(job, *fds)
+                    else:
+                        code = child_main(job, *fds)
                 except BaseException as exc:
                     code = 71
                     tb = traceback.format_exc(limit=8)[-1500:]
@@ -84,6 +100,17 @@ def zygote_main(sock_fd: int) -> None:
             jobs[pid] = job["id"]
             sock.send(json.dumps({"t": "pid", "id": job["id"], "pid": pid}).encode())
         _reap(jobs, sock)
+
+
+def close_other_fds(keep: list[int]) -> None:
+    """Close every inherited descriptor but ``keep`` (the fork server's socket and selector, the
+    grader's log, other children's pipes: nothing a submission may touch)."""
+    keep = sorted(set(keep))
+    low = 3
+    for fd in keep + [2**31 - 1]:
+        if fd >= low:
+            os.closerange(low, fd)
+        low = max(low, fd + 1)
 
 
 def _reap(jobs: dict[int, str], sock: socket.socket) -> None:
@@ -280,9 +307,8 @@ def _short(exc: BaseException) -> str:
     return text if len(text) <= 500 else text[:500] + "..."
 
 
-def child_main(job: dict, msg_fd: int, ctl_fd: int) -> int:
-    """Run one submission (in the zygote's forked child). Returns the exit code."""
-    os.setsid()
+def child_main(job: dict, msg_fd: int, requests_fd: int, answers_fd: int) -> int:
+    """Run one submission (in the zygote's forked child), then answer requests. Returns the exit code."""
     chan = _Channel(msg_fd)
     from . import sandbox
     from .snapshot import Snapshot
@@ -324,17 +350,14 @@ def child_main(job: dict, msg_fd: int, ctl_fd: int) -> int:
     env["display"] = lambda *objs, **kw: print(*[repr(o)[:10000] for o in objs], file=out)
     shell = _Shell(env)
     pristine = Snapshot.take()
-    run_case = _make_case_runner(pristine, chan)
 
     sys.stdout = sys.stderr = out  # type: ignore[assignment]
     sys.stdin = io.StringIO()
     sys.argv = [job["notebook_name"]]
     errors: list[dict] = []
-    checks: set[str] = set()
     cell_timeout = job["cell_timeout"]
     _seed_everything()
     for cell in cells:
-        checks.update(CHECK_RE.findall(cell["source"]))
         if cell["ignore"]:
             continue
         chan.send(t="cell", i=cell["index"])
@@ -365,96 +388,92 @@ def child_main(job: dict, msg_fd: int, ctl_fd: int) -> int:
     _alarm(0)
     sys.settrace(None)
     sys.setprofile(None)
-    tamper = pristine.compare()
-    chan.send(t="cells_done", errors=errors, checks=sorted(checks), output=out.text(), tamper=tamper)
+    chan.send(t="cells_done", errors=errors[:200], output=out.text(), tamper=pristine.compare()[:20])
 
-    # The tests arrive only now.
-    buf = b""
-    while not buf.endswith(b"\n"):
-        piece = os.read(ctl_fd, 1 << 16)
-        if not piece:
-            return 4
-        buf += piece
-    os.close(ctl_fd)
-    ctl = json.loads(buf)
-    nonce = ctl["nonce"]
-    for test in ctl["tests"]:
-        run_case(test, env, nonce, ctl["case_timeout"])
-    tamper_after = pristine.compare()
-    chan.send(t="done", nonce=nonce, tamper=tamper_after)
+    serve(env, requests_fd, answers_fd)
+    chan.send(t="done", tamper=pristine.compare()[:20])
     return 0
 
 
-def _make_case_runner(pristine: Any, chan: _Channel) -> Any:
-    """A test runner built from references taken before any student code ran."""
-    exec_ = exec
-    compile_ = compile
-    isinstance_ = isinstance
-    b_dict = dict(vars(builtins))
-    seed = _seed_everything
-    short = _short
-    tb_extract = traceback.extract_tb
-    arm = _arm_signals
-    alarm = _alarm
-    inspect_sig = __import__("inspect").signature
+def serve(env: dict, requests_fd: int, answers_fd: int) -> None:
+    """Answer the judge's requests about ``env`` (the notebook's namespace) until the pipe closes.
 
-    class _Case:
-        def __init__(self, **kw: Any) -> None:
-            self.kw = kw
-            self.func: Any = None
+    Each request comes as two frames: ``{"id", "limit"}`` (the time it may take), then the request.
+    The answer carries the same id. A callback (a reference piece that lives in the judge) is a
+    frame ``{"callback", "args", "kwargs"}`` sent in the middle of a request; the judge answers it
+    before anything else.
+    """
+    from course import wire
+    from course.serve import Server
 
-        def __call__(self, func: Any) -> _Case:
-            self.func = func
-            return self
+    reader = _FrameReader(requests_fd)
 
-    def run_file(test: dict, env: dict, nonce: str, timeout: float) -> None:
-        q = test["question"]
-        filename = f"<test {q}>"
-        lines = test["source"].split("\n")
-        chan.send(t="test", q=q, nonce=nonce)
-        glob: dict[str, Any] = {"__builtins__": b_dict, "__name__": f"test_{q}", "test_case": _Case}
-        seed()
+    def send(message: dict, refer: Any = None) -> None:
         try:
-            exec_(compile_(test["source"], filename, "exec"), glob)
-            cases = [v for v in glob.values() if isinstance_(v, _Case)]
-        except BaseException as exc:  # a broken test file: every case fails
-            cases = []
-            msg = "the test file did not load: " + short(exc)
-            for i in range(test["cases"]):
-                chan.send(t="case", q=q, i=i, passed=False, message=msg, nonce=nonce)
-            return
-        for i, case in enumerate(cases):
-            seed()
-            params = list(inspect_sig(case.func).parameters)
-            missing = [p for p in params if p != "env" and p not in env]
-            kwargs = {p: (env if p == "env" else env.get(p)) for p in params}
-            arm()
-            try:
-                alarm(timeout)
-                case.func(**kwargs)
-                alarm(0)
-                passed, message = True, "Test case passed"
-            except CellTimeout:
-                passed, message = False, f"Test case failed: it ran over {timeout:g} s"
-            except BaseException as exc:
-                alarm(0)
-                line_no = None
-                for fr in tb_extract(exc.__traceback__):
-                    if fr.filename == filename:
-                        line_no = fr.lineno
-                passed = False
-                message = "Test case failed"
-                if line_no is not None and 0 < line_no <= len(lines):
-                    message += f"\nError at line {line_no} in test {q}:\n  {lines[line_no - 1].strip()}"
-                message += "\n" + short(exc)
-                if missing:
-                    message += "\n(not defined in the notebook: " + ", ".join(missing) + \
-                               " -- was its cell deleted or not run?)"
-            finally:
-                alarm(0)
-            chan.send(t="case", q=q, i=i, passed=passed, message=message[:MESSAGE_CAP], nonce=nonce)
+            frame = wire.encode(message, refer)
+        except (wire.WireError, TypeError, ValueError, RecursionError) as exc:
+            frame = wire.encode({"id": message.get("id"), "error": {
+                "type": "WireError", "message": f"the answer could not be sent: {str(exc)[:300]}"}})
+        view = memoryview(frame)
+        while view:
+            view = view[os.write(answers_fd, view):]
 
-    return run_file
+    def call_back(ref: Any, args: tuple, kwargs: dict) -> Any:
+        send({"callback": ref.id, "args": list(args), "kwargs": kwargs}, server.refer)
+        reply = reader.read()
+        if reply is None:
+            raise RuntimeError("the checking side went away")
+        if "error" in reply:
+            raise RuntimeError(f"the reference piece failed: {str(reply['error'])[:300]}")
+        return server._inflate(reply.get("value"))
+
+    server = Server(env, call_back=call_back)
+    while True:
+        head = reader.read()
+        if head is None:
+            return
+        request = reader.read()
+        if request is None:
+            return
+        request_id = head.get("id")
+        limit = head.get("limit")
+        limit = float(limit) if type(limit) in (int, float) and 0 < limit < 7200 else 60.0
+        _arm_signals()
+        try:
+            _alarm(limit)
+            answer = server.handle(request)
+            _alarm(0)
+        except CellTimeout:
+            answer = {"error": {"type": "Timeout", "message": f"ran over {limit:.0f} s"}}
+        except BaseException as exc:                      # SystemExit, KeyboardInterrupt, ...
+            _alarm(0)
+            answer = {"error": {"type": type(exc).__name__, "message": _short(exc)}}
+        finally:
+            _alarm(0)
+        answer["id"] = request_id
+        send(answer, server.refer)
+
+
+class _FrameReader:
+    """Reads frames from a pipe (the judge is trusted, but a frame is checked all the same)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buf = bytearray()
+
+    def read(self) -> dict | None:
+        from course import wire
+        while True:
+            if len(self.buf) >= 4:
+                n = wire.frame_length(bytes(self.buf[:4]))
+                if len(self.buf) >= 4 + n:
+                    body = bytes(self.buf[4:4 + n])
+                    del self.buf[:4 + n]
+                    return wire.decode(body)
+            chunk = os.read(self.fd, 1 << 20)
+            if not chunk:
+                return None
+            self.buf += chunk
 
 
 if __name__ == "__main__":

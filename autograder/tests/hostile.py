@@ -217,7 +217,8 @@ def write_class(folder: Path, secrets: list[str]) -> dict[str, dict]:
                                                   "ts.Encode.__code__ = (lambda s: []).__code__"]),
                                 {"status_start": "tampering detected: the code of course", "total": 0.0}),
         "forge.ipynb": (with_cells([FORGE], base=BLANK),
-                        {"status": "tampering detected: forged test results", "total": 0.0}),
+                        {"status": "tampering detected: malformed message from the notebook's process "
+                                   "(an unknown message 'case')", "total": 0.0}),
         "snoop.ipynb": (with_cells(after=[SNOOP.replace("{SECRETS!r}", repr(secrets))]),
                         {"status": "ok", "total": 5.0}),
         "escape.ipynb": (with_cells(after=[ESCAPE.replace("{MARKER}", MARKER).replace("{SLEEP}", SLEEP)]),

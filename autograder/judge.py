@@ -1,0 +1,235 @@
+"""The judge: runs one submission's tests in the grader's trust domain, against handles.
+
+Forked by the fork server (:mod:`autograder.runner`) once a submission's cells have run. It never
+runs student code. It receives from the grader the assignment's test files and the notebook's
+code cells (read by the grader itself, for the rules), runs every test case with the notebook's
+names bound to :class:`course.handles.Handle` objects whose requests go over a pipe to the
+submission's process, and reports each verdict to the grader. What comes back over that pipe is
+only decoded, never run (:mod:`course.wire`), so the tests' code, expected values, tolerances and
+messages stay here, and an answer counts only when it is right.
+
+Pipes: ``report`` (judge -> grader, JSON lines), ``control`` (grader -> judge, one JSON document),
+``requests`` (judge -> submission, frames) and ``answers`` (submission -> judge, frames).
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import random
+import select
+import time
+import traceback
+from typing import Any
+
+import torch
+
+from course import handles, wire
+
+MESSAGE_CAP = 4000
+GRACE = 3.0
+
+
+class StudentGone(handles.StudentError):
+    """The submission's process stopped answering (it exited, or was killed)."""
+
+
+class PipeTransport(handles.Transport):
+    """Requests over a pipe pair to the submission's :class:`course.serve.Server`."""
+
+    def __init__(self, requests: int, answers: int, cells: list[str]) -> None:
+        super().__init__()
+        self.req, self.ans = requests, answers
+        self._cells = cells
+        self.deadline = float("inf")
+        self.next_id = 1
+        self.gone: str | None = None
+        self.buf = bytearray()
+        self.requests_sent = 0
+        self.bytes_received = 0
+
+    def cells(self, obj: Any = None) -> list[str]:
+        return list(self._cells)
+
+    def _write(self, frame: bytes) -> None:
+        view = memoryview(frame)
+        while view:
+            self._wait(self.req, write=True)
+            try:
+                n = os.write(self.req, view)
+            except BrokenPipeError:
+                self._lost("the notebook's process exited")
+            view = view[n:]
+
+    def _wait(self, fd: int, write: bool = False) -> None:
+        left = self.deadline + GRACE - time.monotonic()
+        if left <= 0:
+            self._lost("the notebook's process stopped answering", timeout=True)
+        r, w, _ = select.select([] if write else [fd], [fd] if write else [], [], left)
+        if not r and not w:
+            self._lost("the notebook's process stopped answering", timeout=True)
+
+    def _lost(self, why: str, timeout: bool = False) -> None:
+        self.gone = why
+        raise (handles.StudentTimeout if timeout else StudentGone)(why)
+
+    def _read_frame(self) -> dict:
+        while True:
+            if len(self.buf) >= 4:
+                n = wire.frame_length(bytes(self.buf[:4]))
+                if len(self.buf) >= 4 + n:
+                    body = bytes(self.buf[4:4 + n])
+                    del self.buf[:4 + n]
+                    return wire.decode(body)
+            self._wait(self.ans)
+            chunk = os.read(self.ans, 1 << 20)
+            if not chunk:
+                self._lost("the notebook's process exited")
+            self.bytes_received += len(chunk)
+            self.buf += chunk
+
+    def exchange(self, frame: bytes) -> dict:
+        if self.gone:
+            raise StudentGone(self.gone)
+        request_id = self.next_id
+        self.next_id += 1
+        # the request id and the time left travel in a small frame of their own before the request
+        limit = max(0.1, min(self.deadline - time.monotonic(), 3600.0))
+        self._write(wire.encode({"id": request_id, "limit": limit}) + frame)
+        self.requests_sent += 1
+        while True:
+            try:
+                msg = self._read_frame()
+            except wire.WireError as exc:
+                self._lost(f"the notebook's process sent a malformed answer ({exc})")
+            if "callback" in msg:
+                self._write(self.answer_callback(msg))
+                continue
+            if msg.get("id") != request_id:
+                continue                      # a late answer to a request that timed out
+            return msg
+
+
+def _seed_everything() -> None:
+    import numpy as np
+    random.seed(0)
+    np.random.seed(0)
+    torch.manual_seed(0)
+
+
+class _Case:
+    """Stands in for ``otter.test_files.test_case`` while a test file is loaded."""
+
+    def __init__(self, **kw: Any) -> None:
+        self.kw = kw
+        self.func: Any = None
+
+    def __call__(self, func: Any) -> _Case:
+        self.func = func
+        return self
+
+
+def _failure(exc: BaseException, filename: str, lines: list[str], q: str) -> str:
+    if isinstance(exc, handles.StudentTimeout):
+        return f"Test case failed: your code ran over the time limit ({exc})"
+    line_no = None
+    for fr in traceback.extract_tb(exc.__traceback__):
+        if fr.filename == filename:
+            line_no = fr.lineno
+    message = "Test case failed"
+    if line_no is not None and 0 < line_no <= len(lines):
+        message += f"\nError at line {line_no} in test {q}:\n  {lines[line_no - 1].strip()}"
+    text = f"{type(exc).__name__}: {exc}".strip()
+    return message + "\n" + (text if len(text) <= 1500 else text[:1500] + "...")
+
+
+def run_tests(t: PipeTransport, tests: list[dict], case_timeout: float, report: Any) -> None:
+    """Run every test case; ``report(dict)`` gets one message per case."""
+    handles.use(t)
+    for test in tests:
+        q = test["question"]
+        filename = f"<test {q}>"
+        lines = test["source"].split("\n")
+        report({"t": "test", "q": q})
+        glob: dict[str, Any] = {"__name__": f"test_{q}", "test_case": _Case}
+        try:
+            exec(compile(test["source"], filename, "exec"), glob)
+            cases = [v for v in glob.values() if isinstance(v, _Case)]
+        except Exception as exc:
+            for i in range(test["cases"]):
+                report({"t": "case", "q": q, "i": i, "passed": False,
+                        "message": "the test file did not load: " + str(exc)[:500]})
+            continue
+        for i, case in enumerate(cases):
+            t.deadline = time.monotonic() + case_timeout
+            _seed_everything()
+            passed, message, missing = False, "", []
+            try:
+                kwargs = {}
+                for p in inspect.signature(case.func).parameters:
+                    try:
+                        kwargs[p] = t.request("global", p, name=p)
+                    except StudentGone:
+                        raise
+                    except handles.StudentError:
+                        kwargs[p] = None               # as Otter does for a name that is not there
+                        missing.append(p)
+                case.func(**kwargs)
+                passed, message = True, "Test case passed"
+            except Exception as exc:
+                message = _failure(exc, filename, lines, q)
+                if missing:
+                    message += ("\n(not defined in the notebook: " + ", ".join(missing)
+                                + " -- was its cell deleted or not run?)")
+            finally:
+                t.deadline = float("inf")
+                t.callbacks.clear()
+                t.swaps.clear()
+            report({"t": "case", "q": q, "i": i, "passed": passed, "message": message[:MESSAGE_CAP]})
+            if not t.gone:
+                try:
+                    t.deadline = time.monotonic() + 10
+                    t.request("reset")
+                except handles.StudentError:
+                    pass
+                finally:
+                    t.deadline = float("inf")
+
+
+def notebook_cells(path: str) -> tuple[list[str], list[str]]:
+    """The code cells of the submitted notebook (read here, not from the submission's process) and
+    the questions whose ``grader.check`` cells it has."""
+    from .runner import CHECK_RE, read_notebook
+    with open(path, "rb") as f:
+        cells, _problem = read_notebook(f.read())
+    sources = [c["source"] for c in cells or []]
+    checks = sorted({q for src in sources for q in CHECK_RE.findall(src)})
+    return sources, checks
+
+
+def judge_main(job: dict, report_fd: int, control_fd: int, requests_fd: int, answers_fd: int) -> int:
+    """Entry point in the forked judge process. Returns the exit code."""
+    data = bytearray()
+    while True:
+        chunk = os.read(control_fd, 1 << 20)
+        if not chunk:
+            break
+        data += chunk
+    os.close(control_fd)
+    control = json.loads(bytes(data))
+
+    def report(msg: dict) -> None:
+        line = (json.dumps(msg) + "\n").encode()
+        while line:
+            n = os.write(report_fd, line)
+            line = line[n:]
+
+    cells, checks = notebook_cells(job["staging"])
+    report({"t": "notebook", "checks": checks})
+    t = PipeTransport(requests_fd, answers_fd, cells)
+    started = time.monotonic()
+    run_tests(t, control["tests"], float(control["case_timeout"]), report)
+    report({"t": "done", "requests": t.requests_sent, "bytes": t.bytes_received,
+            "seconds": round(time.monotonic() - started, 3), "gone": t.gone})
+    os.close(requests_fd)
+    return 0

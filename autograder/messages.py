@@ -1,0 +1,120 @@
+"""What a submission's process may say to the grader, checked field by field.
+
+The submission's process writes JSON lines on its message pipe: that it is ready, which cell it
+is running, that its cells are done (with the errors they raised, their output and its own
+tamper check), and, after the tests, its last tamper check. All of it is untrusted: the student's
+code runs in that process and can write anything to the pipe. :func:`parse_submission` accepts a
+line only when it is one of these messages with fields of exactly the right types and sizes;
+anything else raises :class:`Malformed`, which costs that submission its row (never the batch).
+None of these messages can earn a point: points come only from the judge.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+MAX_LINE = 1 << 20
+ERROR_KINDS = {"error", "timeout", "exit", "memory"}
+
+
+class Malformed(ValueError):
+    """A message that is not one the runner sends."""
+
+
+def _depth_ok(line: bytes, limit: int = 8) -> bool:
+    depth, in_string, escape = 0, False, False
+    for b in line:
+        if in_string:
+            if escape:
+                escape = False
+            elif b == 0x5C:
+                escape = True
+            elif b == 0x22:
+                in_string = False
+        elif b == 0x22:
+            in_string = True
+        elif b in (0x5B, 0x7B):
+            depth += 1
+            if depth > limit:
+                return False
+        elif b in (0x5D, 0x7D):
+            depth -= 1
+    return True
+
+
+def _str(v: Any, cap: int, what: str) -> str:
+    if type(v) is not str:
+        raise Malformed(f"{what} is not text")
+    return v[:cap]
+
+
+def _int(v: Any, what: str) -> int:
+    if type(v) is not int or not 0 <= v < 2**31:
+        raise Malformed(f"{what} is not a cell number")
+    return v
+
+
+def _strings(v: Any, what: str, n: int = 20, cap: int = 300) -> list[str]:
+    if type(v) is not list or len(v) > 1000:
+        raise Malformed(f"{what} is not a list of text")
+    return [_str(x, cap, what) for x in v][:n]
+
+
+SCHEMAS = {
+    "ready": {},
+    "fatal": {"reason": "reason", "traceback": "?traceback"},
+    "unreadable": {"reason": "reason"},
+    "cell": {"i": "cell"},
+    "cells_done": {"errors": "errors", "output": "output", "tamper": "tamper"},
+    "done": {"tamper": "tamper"},
+}
+
+
+def parse_submission(line: bytes) -> dict:
+    """One message from a submission's process, checked; raises :class:`Malformed`."""
+    if len(line) > MAX_LINE:
+        raise Malformed("a message too long")
+    if not _depth_ok(line):
+        raise Malformed("a message nested too deeply")
+    try:
+        msg = json.loads(line.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise Malformed("a message that is not JSON") from None
+    if type(msg) is not dict or type(msg.get("t")) is not str:
+        raise Malformed("a message without a kind")
+    kind = msg["t"]
+    if kind not in SCHEMAS:
+        raise Malformed(f"an unknown message {kind[:30]!r}")
+    schema = SCHEMAS[kind]
+    allowed = {"t"} | set(schema)
+    if set(msg) - allowed:
+        raise Malformed(f"unknown fields in a {kind!r} message")
+    out: dict[str, Any] = {"t": kind}
+    for key, rule in schema.items():
+        optional = rule.startswith("?")
+        if key not in msg:
+            if optional:
+                continue
+            raise Malformed(f"a {kind!r} message without {key!r}")
+        v = msg[key]
+        if rule in ("reason",):
+            out[key] = _str(v, 300, key)
+        elif rule == "?traceback":
+            out[key] = _str(v, 2000, key)
+        elif rule == "cell":
+            out[key] = _int(v, key)
+        elif rule == "output":
+            out[key] = _str(v, 70_000, key)
+        elif rule == "tamper":
+            out[key] = _strings(v, key)
+        elif rule == "errors":
+            if type(v) is not list or len(v) > 10_000:
+                raise Malformed("errors is not a list")
+            errors = []
+            for e in v[:200]:
+                if type(e) is not dict or set(e) != {"cell", "kind", "error"} or e["kind"] not in ERROR_KINDS:
+                    raise Malformed("a malformed cell error")
+                errors.append({"cell": _int(e["cell"], "cell"), "kind": e["kind"],
+                               "error": _str(e["error"], 600, "error")})
+            out[key] = errors
+    return out
