@@ -108,6 +108,15 @@ def grade_folder(notebook: str, submissions: Path, out: Path, workers: int = 2) 
         return {Path(row["file"]).stem: row for row in csv.DictReader(f)}
 
 
+def failed_tests(results: Path, stem: str) -> list[str]:
+    """The names of the test cases a graded submission failed (from its results file)."""
+    path = results / f"{stem}.json"
+    if not path.exists():
+        return []
+    data = json.loads(path.read_text())
+    return [f"{c['question']}:{c['name']}" for c in data.get("tests", data.get("cases", [])) if not c["passed"]]
+
+
 def lost_questions(notebook: str, row: dict) -> list[str]:
     """The auto-graded questions in which a grades.csv row has less than full marks."""
     info = json.loads((HERE / notebook / "assignment.json").read_text())
@@ -141,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
                 path.unlink()
         nbformat.write(solution_notebook(notebook), subs / f"{notebook}__solution.ipynb")
         rows = grade_folder(notebook, subs, Path(tmp) / "grades")
+        failed = {stem: failed_tests(Path(tmp) / "grades" / "results", stem) for stem in rows}
     bad = 0
     for stem, row in sorted(rows.items()):
         mutant = written.get(stem)
@@ -149,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
         bad += not ok
         label = "solution" if mutant is None else f"{mutant.expect:4} {mutant.name}"
         print(f"{'ok ' if ok else 'BAD'} {label:40} {text} [{row['grading_status']}]")
+        if failed[stem]:
+            print(f"      failed: {', '.join(failed[stem])}")
     print(f"{len(rows) - bad}/{len(rows)} as expected")
     return 1 if bad else 0
 
