@@ -9,8 +9,10 @@ A mutant file autograder/mutations/NN_name/<name>.py starts with a header, then 
 
 `mutant_notebook` makes the submission: the filled-in solution notebook with that one cell
 swapped. `python -m autograder.mutants NN_name [MUTANT...]` grades the solution and the mutants
-through the real grader (`course grade`) and says, for each, whether it scored as expected; the
-mutation suite (autograder/tests/test_mutations.py) does the same for every notebook.
+through the real grader (`course grade`) and says, for each, whether it scored as expected, and
+which tests it failed; with `--gradescope` it grades them through Otter's autograder zip the way
+Gradescope runs it instead (slower: a Jupyter kernel per notebook). The mutation suite
+(autograder/tests/test_mutations.py) does the same for every notebook.
 """
 from __future__ import annotations
 
@@ -133,6 +135,22 @@ def verdict(mutant: Mutant | None, lost: list[str]) -> tuple[bool, str]:
     return False, f"lost points in {lost or 'nothing'}, expected {mutant.question} only"
 
 
+def grade_gradescope(notebook: str, submissions: Path, scratch: Path) -> dict[str, dict]:
+    """Each submission through Otter's autograder zip, Gradescope-style: rows like grades.csv's."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .gradescope import grade, question_points
+
+    zip_path = BUILD / f"{notebook}-autograder.zip"
+
+    def one(path: Path) -> tuple[str, dict]:
+        points = question_points(grade(zip_path, path, scratch / path.stem))
+        return path.stem, {**{q: str(p) for q, p in points.items()}, "grading_status": "ok"}
+
+    with ThreadPoolExecutor(2) as pool:
+        return dict(pool.map(one, sorted(submissions.glob("*.ipynb"))))
+
+
 def main(argv: list[str] | None = None) -> int:
     import tempfile
 
@@ -140,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     if not argv:
         print(__doc__)
         return 2
+    gradescope = "--gradescope" in argv
+    argv = [a for a in argv if a != "--gradescope"]
     notebook, wanted = argv[0], set(argv[1:])
     with tempfile.TemporaryDirectory() as tmp:
         subs = Path(tmp) / "submissions"
@@ -149,7 +169,10 @@ def main(argv: list[str] | None = None) -> int:
             if path.stem not in written:
                 path.unlink()
         nbformat.write(solution_notebook(notebook), subs / f"{notebook}__solution.ipynb")
-        rows = grade_folder(notebook, subs, Path(tmp) / "grades")
+        if gradescope:
+            rows = grade_gradescope(notebook, subs, Path(tmp) / "gradescope")
+        else:
+            rows = grade_folder(notebook, subs, Path(tmp) / "grades")
         failed = {stem: failed_tests(Path(tmp) / "grades" / "results", stem) for stem in rows}
     bad = 0
     for stem, row in sorted(rows.items()):

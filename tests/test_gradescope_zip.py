@@ -5,16 +5,13 @@ Gradescope unpacks the zip into /autograder/source, puts the submission in
 Here that layout is made in a temporary folder and the same main is run on the 03 solution
 (full marks) and on the blank student notebook (no marks).
 """
-import json
-import os
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 import yaml
 
+from autograder import gradescope
 from course import build
 
 NAME = "03_attention"
@@ -44,18 +41,10 @@ def test_zip_carries_the_course_package_the_pins_and_quick_mode(autograder_zip):
 
 
 def _grade_like_gradescope(autograder_zip: Path, notebook: Path, tmp: Path) -> dict:
-    root = tmp / "autograder"
-    for sub in ("source", "submission", "results"):
-        (root / sub).mkdir(parents=True)
-    with zipfile.ZipFile(autograder_zip) as z:
-        z.extractall(root / "source")
-    (root / "submission" / notebook.name).write_bytes(notebook.read_bytes())
-    env = {**os.environ, **build.GRADING_ENV}
-    subprocess.run([sys.executable, "-c", "import sys; from otter.run.run_autograder import main; "
-                    "main(sys.argv[1])", str(root)], cwd=tmp, env=env, check=True,
-                   capture_output=True, text=True, timeout=600)
-    assert (root / "submission" / "course" / "__init__.py").exists(), "files/course not copied"
-    return json.loads((root / "results" / "results.json").read_text())
+    tmp.mkdir(parents=True)
+    results = gradescope.grade(autograder_zip, notebook, tmp)
+    assert (tmp / "autograder" / "submission" / "course" / "__init__.py").exists(), "files/course not copied"
+    return results
 
 
 def _scores(results: dict) -> dict:
