@@ -116,7 +116,8 @@ def failed_tests(results: Path, stem: str) -> list[str]:
     if not path.exists():
         return []
     data = json.loads(path.read_text())
-    return [f"{c['question']}:{c['name']}" for c in data.get("tests", data.get("cases", [])) if not c["passed"]]
+    tests = data.get("tests", [])
+    return [f"{c['question']}:{c['name']}" for c in tests if not c["passed"]]
 
 
 def lost_questions(notebook: str, row: dict) -> list[str]:
