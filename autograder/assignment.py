@@ -64,6 +64,7 @@ class Assignment:
     folder: Path
     questions: list[Question]
     checks: list[str] = field(default_factory=list)
+    given_code: list[str] = field(default_factory=list)
 
     @property
     def auto(self) -> list[Question]:
@@ -162,30 +163,33 @@ def load(name_or_path: str) -> Assignment:
     if not questions:
         raise AssignmentError(f"{folder}/assignment.json lists no questions")
     name = str(spec.get("name", folder.name))
-    return Assignment(name=name, folder=folder, questions=questions, checks=template_checks(name, folder))
+    return Assignment(name=name, folder=folder, questions=questions, checks=template_checks(name, folder),
+                      given_code=template_code(name, folder) or [])
 
 
 CHECK_RE = re.compile(r"""\.check\(\s*["']([A-Za-z_][\w\-]*)["']""")
 
 
-def template_checks(name: str, folder: Path) -> list[str]:
-    """The questions whose ``grader.check("qN")`` cell the student notebook has (to spot deleted cells).
-
-    Read from the blank student notebook (``notebooks/NN_name.ipynb``, or ``NN_name.ipynb`` beside
-    ``assignment.json``); empty when there is none, and then deleted cells are not looked for.
-    """
+def template_code(name: str, folder: Path) -> list[str] | None:
+    """The code cells of the blank student notebook (``NN_name.ipynb`` beside ``assignment.json``, or
+    ``notebooks/NN_name.ipynb``), or None when there is none."""
     for path in (folder / f"{name}.ipynb", PACKAGE_DIR.parent / "notebooks" / f"{name}.ipynb"):
         if path.is_file():
             try:
                 nb = json.loads(path.read_text(encoding="utf-8"))
             except ValueError:
-                return []
-            found: list[str] = []
-            for cell in nb.get("cells", []):
-                if cell.get("cell_type") == "code":
-                    src = cell.get("source", "")
-                    for q in CHECK_RE.findall("".join(src) if isinstance(src, list) else src):
-                        if q not in found:
-                            found.append(q)
-            return found
-    return []
+                return None
+            return ["".join(c.get("source", "")) if isinstance(c.get("source"), list) else c.get("source", "")
+                    for c in nb.get("cells", []) if c.get("cell_type") == "code"]
+    return None
+
+
+def template_checks(name: str, folder: Path) -> list[str]:
+    """The questions whose ``grader.check("qN")`` cell the student notebook has (to spot deleted cells);
+    empty when there is no blank student notebook, and then deleted cells are not looked for."""
+    found: list[str] = []
+    for src in template_code(name, folder) or []:
+        for q in CHECK_RE.findall(src):
+            if q not in found:
+                found.append(q)
+    return found

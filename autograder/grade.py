@@ -109,6 +109,7 @@ class Job:
     fatal: str | None = None
     malformed: str | None = None
     tamper: list[str] = field(default_factory=list)
+    suspicious: list[str] = field(default_factory=list)
 
     @property
     def done(self) -> bool:
@@ -339,13 +340,15 @@ class Grader:
         os.set_blocking(jmsg_r, False)
         os.set_blocking(jctl_w, False)
         job.jmsg_r, job.jctl_w = jmsg_r, jctl_w
-        judge_msg = {"kind": "judge", "id": "j" + job.token, "staging": str(job.staging)}
+        judge_msg = {"kind": "judge", "id": "j" + job.token, "staging": str(job.staging),
+                     "memory_bytes": int(max(self.args.memory, 2.0) * 2**30)}
         socket.send_fds(self.sock, [json.dumps(judge_msg).encode()], [jmsg_w, jctl_r, job.req_w, job.ans_r])
         for fd in (jmsg_w, jctl_r, job.req_w, job.ans_r):
             os.close(fd)
         job.req_w = job.ans_r = -1
         self.jobs_by_id["j" + job.token] = job
-        control = {"tests": self.tests_payload, "case_timeout": self.args.cell_timeout}
+        control = {"tests": self.tests_payload, "case_timeout": self.args.cell_timeout,
+                   "given_code": self.asg.given_code}
         job.jctl_out = json.dumps(control).encode()
         self.sel.register(jmsg_r, selectors.EVENT_READ, ("judge", job))
         self.sel.register(jctl_w, selectors.EVENT_WRITE, ("jctl", job))
@@ -512,6 +515,7 @@ class Grader:
             t = msg.get("t") if isinstance(msg, dict) else None
             if t == "notebook":
                 job.checks = [str(c) for c in msg.get("checks", [])]
+                job.suspicious = [str(c)[:200] for c in msg.get("suspicious", [])][:20]
             elif t == "test":
                 job.test = str(msg.get("q"))
                 n = sum(len(q.cases) for q in self.asg.auto if q.name == job.test)
@@ -587,7 +591,7 @@ class Grader:
                      exec_seconds=((job.done_at or time.monotonic()) - (job.ready_at or job.started)))
         cd = job.cells_done or {}
         res.cell_errors = list(cd.get("errors", []))[:200]
-        res.tampering = sorted(set(job.tamper))
+        res.tampering = sorted(set(job.tamper)) + [f"suspicious: {s}" for s in job.suspicious]
         res.tests_ran = job.done and not zero
         res.output = str(cd.get("output", ""))[:70000]
         for q in self.asg.auto:
@@ -648,6 +652,9 @@ class Grader:
         missing = [q for q in self.asg.checks if q not in checks]
         if missing:
             return f"cells deleted: no check cell for {', '.join(missing)}", False
+        if job.suspicious:
+            more = f" (and {len(job.suspicious) - 1} more)" if len(job.suspicious) > 1 else ""
+            return f"suspicious code: {job.suspicious[0]}{more}; points as earned, read the notebook", False
         return "ok", False
 
     @staticmethod

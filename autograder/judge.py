@@ -37,10 +37,12 @@ class StudentGone(handles.StudentError):
 class PipeTransport(handles.Transport):
     """Requests over a pipe pair to the submission's :class:`course.serve.Server`."""
 
-    def __init__(self, requests: int, answers: int, cells: list[str]) -> None:
+    def __init__(self, requests: int, answers: int, cells: list[str],
+                 template: list[str] | None = None) -> None:
         super().__init__()
         self.req, self.ans = requests, answers
         self._cells = cells
+        self._template = template
         self.deadline = float("inf")
         self.next_id = 1
         self.gone: str | None = None
@@ -50,6 +52,9 @@ class PipeTransport(handles.Transport):
 
     def cells(self, obj: Any = None) -> list[str]:
         return list(self._cells)
+
+    def template(self) -> list[str] | None:
+        return list(self._template) if self._template else None
 
     def _write(self, frame: bytes) -> None:
         view = memoryview(frame)
@@ -196,19 +201,30 @@ def run_tests(t: PipeTransport, tests: list[dict], case_timeout: float, report: 
                     t.deadline = float("inf")
 
 
-def notebook_cells(path: str) -> tuple[list[str], list[str]]:
-    """The code cells of the submitted notebook (read here, not from the submission's process) and
-    the questions whose ``grader.check`` cells it has."""
+def notebook_cells(path: str, given_code: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """From the submitted notebook (read here, not from the submission's process): its code cells,
+    the questions whose ``grader.check`` cells it has, and the code that reaches for the grading
+    machinery (cells identical to a given cell of the blank notebook are not searched)."""
+    from course.rules import suspicious
+
     from .runner import CHECK_RE, read_notebook
     with open(path, "rb") as f:
         cells, _problem = read_notebook(f.read())
-    sources = [c["source"] for c in cells or []]
+    cells = cells or []
+    sources = [c["source"] for c in cells]
     checks = sorted({q for src in sources for q in CHECK_RE.findall(src)})
-    return sources, checks
+    given = set(given_code)
+    own = [(c["index"], c["source"]) for c in cells if c["source"] not in given]
+    return sources, checks, suspicious([s for _, s in own], [i for i, _ in own])
 
 
 def judge_main(job: dict, report_fd: int, control_fd: int, requests_fd: int, answers_fd: int) -> int:
     """Entry point in the forked judge process. Returns the exit code."""
+    import resource
+    # answers are size-capped, but a test that trusts a reported shape could still allocate a lot:
+    # a cap on this process's memory makes that fail the test, not the machine
+    limit = int(job.get("memory_bytes", 4 * 2**30))
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     data = bytearray()
     while True:
         chunk = os.read(control_fd, 1 << 20)
@@ -224,9 +240,10 @@ def judge_main(job: dict, report_fd: int, control_fd: int, requests_fd: int, ans
             n = os.write(report_fd, line)
             line = line[n:]
 
-    cells, checks = notebook_cells(job["staging"])
-    report({"t": "notebook", "checks": checks})
-    t = PipeTransport(requests_fd, answers_fd, cells)
+    given = list(control.get("given_code", []))
+    cells, checks, odd = notebook_cells(job["staging"], given)
+    report({"t": "notebook", "checks": checks, "suspicious": odd})
+    t = PipeTransport(requests_fd, answers_fd, cells, given)
     started = time.monotonic()
     run_tests(t, control["tests"], float(control["case_timeout"]), report)
     report({"t": "done", "requests": t.requests_sent, "bytes": t.bytes_received,

@@ -150,9 +150,16 @@ def _changes_torch(tree: ast.Module, torch_aliases: set[str]) -> list[str]:
     return found
 
 
-def static_uses(cells: Iterable[str], roots: Iterable[str]) -> list[str]:
+def static_uses(cells: Iterable[str], roots: Iterable[str],
+                template: Iterable[str] | None = None) -> list[str]:
     """What the definitions of ``roots`` (and every notebook-level name they use) do against the
-    rules, read from the notebook's code cells (in order). Empty when nothing is found."""
+    rules, read from the notebook's code cells (in order). Empty when nothing is found.
+
+    Also a problem: a root with no notebook-level definition at all (the code that answers for it
+    cannot be read), and, given the blank notebook's cells as ``template``, a root whose definition
+    is still the blank one (whatever answered for it, it was not that definition)."""
+    cells = list(cells)
+    roots = list(roots)
     trees = _parse(cells)
     torch_aliases = set(_TORCHY)
     imported: dict[str, str] = {}        # names bound to a forbidden piece by a notebook-level import
@@ -174,6 +181,16 @@ def static_uses(cells: Iterable[str], roots: Iterable[str]) -> list[str]:
             for name in _bound_names(node):
                 last[name] = node
     found: list[str] = []
+    if cells:
+        found += [f"no definition of {r} found in the notebook's code" for r in roots if r not in last]
+    if template is not None:
+        blank: dict[str, str] = {}
+        for tree in _parse(template):
+            for node in _top_level(tree.body):
+                for name in _bound_names(node):
+                    blank[name] = ast.dump(node)
+        found += [f"{r} is still the blank template" for r in roots
+                  if r in last and r in blank and ast.dump(last[r]) == blank[r]]
     seen: set[int] = set()
     todo = [last[r] for r in roots if r in last]
     while todo:
@@ -227,3 +244,85 @@ def forbidden_modules(module) -> list[str]:
     if not isinstance(module, nn.Module):
         return []
     return sorted({f"uses nn.{type(m).__name__}" for m in module.modules() if isinstance(m, bad)})
+
+
+# ---------------------------------------------------------------- code that reaches for the grader
+
+_SUSPICIOUS_CALLS = {
+    ("os", "read"): "reads raw file descriptors (os.read)",
+    ("os", "write"): "writes raw file descriptors (os.write)",
+    ("os", "fdopen"): "opens raw file descriptors (os.fdopen)",
+    ("os", "dup"): "copies file descriptors (os.dup)",
+    ("os", "dup2"): "copies file descriptors (os.dup2)",
+    ("os", "kill"): "sends signals (os.kill)",
+    ("os", "fork"): "forks the process (os.fork)",
+    ("sys", "_getframe"): "walks the call stack (sys._getframe)",
+    ("sys", "settrace"): "installs a trace hook (sys.settrace)",
+    ("sys", "setprofile"): "installs a profile hook (sys.setprofile)",
+    ("inspect", "currentframe"): "walks the call stack (inspect.currentframe)",
+    ("inspect", "stack"): "walks the call stack (inspect.stack)",
+    ("gc", "get_objects"): "searches the process's objects (gc.get_objects)",
+    ("gc", "get_referrers"): "searches the process's objects (gc.get_referrers)",
+    ("gc", "get_referents"): "searches the process's objects (gc.get_referents)",
+}
+_SUSPICIOUS_MODULES = {
+    "ctypes": "loads native code (ctypes)", "threading": "starts threads (threading)",
+    "_thread": "starts threads (_thread)", "signal": "handles signals (signal)",
+    "socket": "opens sockets (socket)", "fcntl": "changes file descriptors (fcntl)",
+    "select": "waits on file descriptors (select)", "selectors": "waits on file descriptors (selectors)",
+    "mmap": "maps memory (mmap)", "multiprocessing": "starts processes (multiprocessing)",
+    "subprocess": "starts processes (subprocess)", "pty": "opens terminals (pty)",
+}
+_SUSPICIOUS_WORDS = {
+    "/proc/": "reads /proc (the process's own internals)",
+    "DisableTorchFunction": "switches off torch's function hooks (DisableTorchFunction)",
+    "_DisableTorchDispatch": "switches off torch's dispatch hooks",
+    "__torch_function__": "defines __torch_function__ (objects that answer for torch)",
+    "__torch_dispatch__": "defines __torch_dispatch__ (objects that answer for torch)",
+    "f_back": "walks the call stack (f_back)",
+    "f_locals": "reads other frames' variables (f_locals)",
+    "f_globals": "reads other frames' variables (f_globals)",
+    "tb_frame": "walks the call stack (tb_frame)",
+    "gi_frame": "walks the call stack (gi_frame)",
+}
+
+
+def suspicious(cells: Iterable[str], numbers: Iterable[int] | None = None) -> list[str]:
+    """Code anywhere in the notebook that has no business in this course and that reaches for the
+    grading machinery (its pipes, its call stack, torch's hooks): listed for the instructor, who
+    should read the notebook. An honest notebook has none. ``numbers``: the cells' numbers in the
+    notebook (default 1, 2, ...)."""
+    found = []
+    cells = list(cells)
+    for number, source in zip(numbers or range(1, len(cells) + 1), cells, strict=False):
+        try:
+            tree = ast.parse(_strip_magics(source))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for n in ast.walk(tree):
+            what = None
+            if isinstance(n, ast.Attribute):
+                base = n.value.id if isinstance(n.value, ast.Name) else None
+                what = _SUSPICIOUS_CALLS.get((base, n.attr)) or _SUSPICIOUS_WORDS.get(n.attr)
+                if base == "torch" and n.attr == "_C":
+                    what = "reaches into torch's internals (torch._C)"
+            elif isinstance(n, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in n.names]
+                names += [n.module] if isinstance(n, ast.ImportFrom) and n.module else []
+                for name in names:
+                    what = what or _SUSPICIOUS_MODULES.get(name.split(".")[0])
+                if isinstance(n, ast.ImportFrom) and n.module in ("os", "sys", "inspect", "gc"):
+                    what = what or next((_SUSPICIOUS_CALLS[(n.module, a.name)] for a in n.names
+                                         if (n.module, a.name) in _SUSPICIOUS_CALLS), None)
+            elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+                what = next((v for k, v in _SUSPICIOUS_WORDS.items()
+                             if k.startswith("/") and k in n.value), None)
+            elif isinstance(n, (ast.FunctionDef, ast.Name)):
+                name = n.name if isinstance(n, ast.FunctionDef) else n.id
+                what = _SUSPICIOUS_WORDS.get(name)
+            elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) \
+                    and isinstance(n.value, ast.Attribute) and n.value.attr == "modules":
+                what = "replaces entries of sys.modules"
+            if what:
+                found.append(f"cell {number} {what}")
+    return list(dict.fromkeys(found))
