@@ -1,0 +1,101 @@
+"""Issue 9's attacks on the verdicts, through the real ``course grade`` command, on 03_attention.
+
+One batch holds an honest correct notebook, an honest blank one, and one notebook per class of
+attack (autograder/tests/forgery.py). Each attack may score no more than its honest content
+deserves (a blank notebook: 0); the honest rows must come out exactly as when graded alone; the
+hidden tests' code must not reach anything the student's process produced or the feedback.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import forgery
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
+
+
+def grade(subs: list[Path], out: Path, *extra: str) -> dict[str, dict]:
+    cmd = [sys.executable, "-m", "autograder", *map(str, subs), "--assignment", forgery.NAME,
+           "--out", str(out), "--no-progress", "--cell-timeout", "20", "--timeout", "120", *extra]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=REPO,
+                            env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    with open(out / "grades.csv", newline="", encoding="utf-8") as f:
+        return {r["file"]: r for r in csv.DictReader(f)}
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory) -> dict:
+    if not forgery.SOLUTION.exists():
+        subprocess.run([sys.executable, "-m", "course", "build", forgery.NAME], cwd=REPO, check=True)
+    root = tmp_path_factory.mktemp("forgery")
+    forgery.write_class(root / "class")
+    rows = grade([root / "class"], root / "out", "--workers", "2")
+    alone = {}
+    for name in ("honest correct.ipynb", "honest blank.ipynb"):
+        alone[name] = grade([root / "class" / name], root / f"alone-{name}")[name]
+    return {"rows": rows, "alone": alone, "out": root / "out"}
+
+
+def test_every_submission_has_a_row(batch):
+    assert sorted(batch["rows"]) == sorted(["honest correct.ipynb", "honest blank.ipynb", *forgery.ATTACKS])
+
+
+@pytest.mark.parametrize("name", ["honest correct.ipynb", "honest blank.ipynb"])
+def test_honest_rows_grade_exactly_as_alone(batch, name):
+    row, alone = batch["rows"][name], batch["alone"][name]
+    assert row == alone
+    assert row["grading_status"] == "ok"
+    assert float(row["total_points_earned"]) == (9.0 if "correct" in name else 0.0)
+
+
+@pytest.mark.parametrize("name", sorted(forgery.ATTACKS))
+def test_attack_earns_no_more_than_its_honest_content(batch, name):
+    spec, row = forgery.ATTACKS[name], batch["rows"][name]
+    total = float(row["total_points_earned"])
+    if "exactly" in spec:
+        assert total == spec["exactly"], row
+    assert total <= spec.get("at_most", spec.get("exactly")), row
+    if "status_start" in spec:
+        assert row["grading_status"].startswith(spec["status_start"]), row["grading_status"]
+
+
+def test_attacks_are_not_reported_ok(batch):
+    """Every attack is either caught (tampering, suspicious code) or scores nothing."""
+    for name in forgery.ATTACKS:
+        row = batch["rows"][name]
+        assert row["grading_status"] != "ok" or float(row["total_points_earned"]) == 0.0, (name, row)
+
+
+def test_hidden_test_code_never_reaches_the_student_side(batch):
+    hidden_lines = set()
+    for path in (REPO / "autograder" / forgery.NAME / "tests").glob("*.py"):
+        for line in path.read_text().splitlines():
+            line = line.strip()
+            if line.startswith(("assert ", "w_ref", "for L, d")) and len(line) > 25:
+                hidden_lines.add(line)
+    assert hidden_lines
+    for name in forgery.ATTACKS:
+        stem = Path(name).stem
+        feedback = (batch["out"] / "feedback" / f"{stem}.md").read_text(encoding="utf-8")
+        result = json.loads((batch["out"] / "results" / f"{stem}.json").read_text(encoding="utf-8"))
+        from_student = json.dumps([result["output"], result["tampering"], result["cell_errors"]])
+        for line in hidden_lines:
+            assert line not in from_student, (name, line)
+            hidden = [t for t in result["tests"] if t["hidden"]]
+            assert all(line not in t["message"] for t in hidden), (name, line)
+        assert "def test_" not in feedback
+
+
+def test_exfiltration_brings_back_no_test_code(batch):
+    result = json.loads((batch["out"] / "results" / "exfiltrate.json").read_text(encoding="utf-8"))
+    told = " ".join(result["tampering"]) + result["output"]
+    for word in ("failure_message", "test_case", "w_ref", "allclose", "assert"):
+        assert word not in told
