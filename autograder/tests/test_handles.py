@@ -282,4 +282,5 @@ def test_server_never_hands_out_what_it_cannot_encode_as_data():
     bad = server.handle({"op": "call", "target": [wire.Ref("handle", 999)], "args": []})
     assert bad["error"]["type"] == "RequestError"
     assert server.handle({"op": "no_such_op"})["error"]["type"] == "RequestError"
-    assert server.handle({"op": "get", "target": [got["value"], "__class__"]})["error"]["type"] == "RequestError"
+    dunder = server.handle({"op": "get", "target": [got["value"], "__class__"]})
+    assert dunder["error"]["type"] == "RequestError"
