@@ -8,125 +8,166 @@ points = 9
 @test_case(points=1, hidden=False, 
     failure_message="For head = Head(32, 8) and x of shape (64, 5, 32), head(x) should have shape (64, 5, 8) and head.weights shape (64, 5, 5).")
 def test_page_shapes(Head):
+    import math
     import torch
+    from course.handles import student
+    Head = student(Head)
+
+    def reference_attention(q, k, v):
+        weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+        return (weights @ v, weights)
     torch.manual_seed(0)
     head = Head(32, 8)
-    out = head(torch.randn(64, 5, 32))
+    with head.swapped(Attention=reference_attention):
+        out = head(torch.randn(64, 5, 32))
+        weights = head.weights.get()
     assert tuple(out.shape) == (64, 5, 8), f'head(x) has shape {tuple(out.shape)}'
-    assert tuple(head.weights.shape) == (64, 5, 5), f'head.weights has shape {tuple(head.weights.shape)}'
-
-@test_case(points=1, hidden=True, 
-    failure_message="Your Head gives the wrong shapes for other sizes. For Head(dim, head_dim), x of shape (batch, L, dim) or (L, dim) must give an output (batch, L, head_dim) or (L, head_dim), and head.weights (batch, L, L) or (L, L).")
-def test_random_shapes(Head):
-    import torch
-    torch.manual_seed(1)
-    for dim, head_dim, batch, L in [(12, 3, 7, 9), (6, 10, 2, 4), (20, 5, 1, 13)]:
-        head = Head(dim, head_dim)
-        out = head(torch.randn(batch, L, dim))
-        assert tuple(out.shape) == (batch, L, head_dim) and tuple(head.weights.shape) == (batch, L, L)
-        out = head(torch.randn(L, dim))
-        assert tuple(out.shape) == (L, head_dim) and tuple(head.weights.shape) == (L, L)
+    assert tuple(weights.shape) == (64, 5, 5), f'head.weights has shape {tuple(weights.shape)}'
 
 @test_case(points=1, hidden=True, 
     failure_message="Head(dim, head_dim) should have exactly 3 * dim * head_dim trainable numbers: self.Q, self.K and self.V are each nn.Linear(dim, head_dim, bias=False) (no biases, nothing else).")
 def test_parameter_count(Head):
+    import math
     import torch
+    from course.handles import student
+    Head = student(Head)
     for dim, head_dim in [(32, 8), (10, 7), (5, 16)]:
         head = Head(dim, head_dim)
-        assert sum((p.numel() for p in head.parameters())) == 3 * dim * head_dim, 'wrong count'
+        shapes = {n: tuple(t.shape) for n, t in head.params(values=False).items()}
+        total = sum((math.prod(s) for s in shapes.values()))
+        assert total == 3 * dim * head_dim, f'Head({dim}, {head_dim}) has {total} trainable numbers, not 3 * {dim} * {head_dim}'
         for name in ('Q', 'K', 'V'):
-            layer = getattr(head, name)
-            assert isinstance(layer, torch.nn.Linear) and layer.bias is None, f'{name} not a Linear without bias'
-            assert tuple(layer.weight.shape) == (head_dim, dim), f'{name} has the wrong shape'
+            assert getattr(head, name).isa(torch.nn.Linear), f'self.{name} is not an nn.Linear'
+            assert shapes.get(f'{name}.weight') == (head_dim, dim), f'self.{name} is not nn.Linear({dim}, {head_dim})'
+            assert f'{name}.bias' not in shapes, f'self.{name} has a bias'
 
 @test_case(points=2, hidden=True, 
-    failure_message="Your Head's output or weights differ from what its own Q, K and V give: queries from self.Q, keys from self.K, values from self.V, energies q_i . k_j divided by the square root of head_dim (the length of the queries, not dim), softmax over j, output = weights @ values.")
+    failure_message="For one sentence, your Head's output or head.weights differ from what its own Q, K and V give: queries from self.Q(x), keys from self.K(x), values from self.V(x), passed to Attention in that order; head.weights should be the weights Attention returned and the output what it returned for them.")
 def test_values(Head):
     import math
     import torch
+    from course.handles import student, close
+    Head = student(Head)
+
+    def reference_attention(q, k, v):
+        weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+        return (weights @ v, weights)
     torch.manual_seed(2)
-    for dim, head_dim, shape in [(12, 4, (3, 6)), (8, 16, (5,)), (24, 6, (2, 2, 7))]:
+    for dim, head_dim, L in [(12, 4, 6), (8, 16, 5), (24, 6, 9), (5, 3, 1)]:
         head = Head(dim, head_dim)
-        with torch.no_grad():
-            for layer in (head.Q, head.K, head.V):
-                layer.weight.copy_(torch.randn(head_dim, dim) / math.sqrt(dim) * 1.5)
-        x = torch.randn(*shape, dim)
-        with torch.no_grad():
+        head.set_params({n: 1.5 * torch.randn(t.shape) / math.sqrt(dim) for n, t in head.params(values=False).items()})
+        x = torch.randn(L, dim)
+        with head.swapped(Attention=reference_attention):
             out = head(x)
-        q, k, v = (x @ layer.weight.T for layer in (head.Q, head.K, head.V))
-        w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(head_dim), dim=-1)
-        assert torch.allclose(head.weights, w, atol=1e-05), 'weights differ'
-        assert torch.allclose(out, w @ v, atol=1e-05), 'output differs'
+            weights = head.weights.get()
+        q, k, v = (head.Q(x), head.K(x), head.V(x))
+        w = torch.softmax(q @ k.T / math.sqrt(head_dim), dim=-1)
+        assert close(weights, w, atol=1e-05, rtol=0.0001), f'Head({dim}, {head_dim}): head.weights is not softmax(q k^T / sqrt(head_dim)) of your own queries and keys'
+        assert close(out, w @ v, atol=1e-05, rtol=0.0001), f'Head({dim}, {head_dim}): the output is not weights @ v of your own values'
 
 @test_case(points=1, hidden=True, 
-    failure_message="After a call, head.weights should be a detached copy of the weights (weights.detach(): it must not require gradients) and each of its rows should add up to one.")
+    failure_message="Your Head does not work on a batch. For x of shape (batch, L, dim) it should return (batch, L, head_dim) and keep head.weights of shape (batch, L, L), each sentence exactly as if it came alone.")
+def test_batched(Head):
+    import math
+    import torch
+    from course.handles import student, close
+    Head = student(Head)
+
+    def reference_attention(q, k, v):
+        weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+        return (weights @ v, weights)
+    torch.manual_seed(3)
+    for dim, head_dim, batch, L in [(12, 3, 4, 7), (6, 10, 2, 4), (20, 5, 3, 1)]:
+        head = Head(dim, head_dim)
+        head.set_params({n: 1.5 * torch.randn(t.shape) / math.sqrt(dim) for n, t in head.params(values=False).items()})
+        x = torch.randn(batch, L, dim)
+        with head.swapped(Attention=reference_attention):
+            out = head(x)
+            weights = head.weights.get()
+            assert tuple(out.shape) == (batch, L, head_dim), f'head(x) has shape {tuple(out.shape)}'
+            assert tuple(weights.shape) == (batch, L, L), f'head.weights has shape {tuple(weights.shape)}'
+            for b in sorted({0, batch - 1}):
+                one = head(x[b])
+                one_weights = head.weights.get()
+                assert close(out[b], one, atol=1e-05, rtol=0.0001), 'a sentence of the batch differs from the same sentence alone'
+                assert close(weights[b], one_weights, atol=1e-05, rtol=0.0001), 'weights in the batch differ from the sentence alone'
+
+@test_case(points=1, hidden=True, 
+    failure_message="After a call, head.weights should be a detached copy of the weights (weights.detach()): a tensor that does not require gradients.")
 def test_weights_detached(Head):
     import torch
-    torch.manual_seed(3)
+    from course.handles import student
+    Head = student(Head)
+    torch.manual_seed(4)
     head = Head(16, 4)
-    head(torch.randn(3, 6, 16))
-    assert isinstance(head.weights, torch.Tensor), 'head.weights is not a tensor'
-    assert not head.weights.requires_grad, 'head.weights requires grad'
-    assert torch.allclose(head.weights.sum(dim=-1), torch.ones(3, 6), atol=1e-05), "rows don't add to one"
-    assert (head.weights >= 0).all()
+    head(torch.randn(6, 16))
+    info = head.weights.info()
+    assert 'torch.Tensor' in info['mro'], 'head.weights is not a tensor'
+    assert info['requires_grad'] is False, 'head.weights requires gradients: save weights.detach()'
 
 @test_case(points=1, hidden=True, 
-    failure_message="Training must be able to reach Q, K and V: the gradients of the output with respect to their matrices are missing or wrong. Don't detach the output or compute it under torch.no_grad; only the saved copy self.weights is detached.")
+    failure_message="Training must be able to reach Q, K and V: the gradients of your Head's output with respect to their matrices are missing, or do not match how the output changes when the matrices change. Don't detach the output or compute it under torch.no_grad; only the saved copy self.weights is detached.")
 def test_gradients(Head):
     import math
     import torch
-    torch.manual_seed(4)
-    dim, head_dim = (10, 6)
-    head = Head(dim, head_dim)
-    x = torch.randn(2, 5, dim)
-    r = torch.randn(2, 5, head_dim)
-    (head(x) * r).sum().backward()
-    Wq, Wk, Wv = (layer.weight.detach().clone().requires_grad_() for layer in (head.Q, head.K, head.V))
-    w = torch.softmax(x @ Wq.T @ (x @ Wk.T).transpose(-2, -1) / math.sqrt(head_dim), dim=-1)
-    (w @ (x @ Wv.T) * r).sum().backward()
-    for layer, ref in zip((head.Q, head.K, head.V), (Wq, Wk, Wv)):
-        assert layer.weight.grad is not None, 'no gradient'
-        assert torch.allclose(layer.weight.grad, ref.grad, atol=0.0001), 'wrong gradient'
+    from course.handles import student
+    Head = student(Head)
+    torch.manual_seed(5)
+    dim, head_dim, L = (10, 6, 5)
+    head = Head(dim, head_dim).double()
+    start = {n: 1.5 * torch.randn(t.shape, dtype=torch.float64) / math.sqrt(dim) for n, t in head.params(values=False).items()}
+    head.set_params(start)
+    x = torch.randn(L, dim, dtype=torch.float64)
+    r = torch.randn(L, head_dim, dtype=torch.float64)
+    _, _, param_grads = head.vjp(x, cotangent=r)
+    eps = 0.0001
+    for name in ('Q.weight', 'K.weight', 'V.weight'):
+        grad = param_grads.get(name)
+        for _ in range(2):
+            u = torch.randn(start[name].shape, dtype=torch.float64)
+            head.set_params({name: start[name] + eps * u})
+            plus = head(x)
+            head.set_params({name: start[name] - eps * u})
+            minus = head(x)
+            head.set_params({name: start[name]})
+            slope = float(((plus - minus) * r).sum()) / (2 * eps)
+            got = 0.0 if grad is None else float((grad * u).sum())
+            assert abs(got - slope) < 1e-05 * (1 + abs(slope)), f'the gradient of {name} does not match how the output changes' + (' (none arrived)' if grad is None else '')
 
 @test_case(points=1, hidden=True, 
     failure_message="A head, like Attention, should not care about the order of the sites: shuffling the sites of x should shuffle the rows of the output (and the rows and columns of head.weights) the same way.")
 def test_permutation(Head):
+    import math
     import torch
-    torch.manual_seed(5)
-    head = Head(12, 4)
-    x = torch.randn(3, 7, 12)
-    perm = torch.randperm(7)
-    with torch.no_grad():
-        out = head(x)
-        w = head.weights.clone()
-        out2 = head(x[:, perm])
-        w2 = head.weights.clone()
-    assert torch.allclose(out2, out[:, perm], atol=1e-05)
-    assert torch.allclose(w2, w[:, perm][:, :, perm], atol=1e-05)
+    from course.handles import student, close
+    Head = student(Head)
+
+    def reference_attention(q, k, v):
+        weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+        return (weights @ v, weights)
+    torch.manual_seed(6)
+    for dim, head_dim, L in [(12, 4, 7), (9, 5, 4)]:
+        head = Head(dim, head_dim)
+        x = torch.randn(L, dim)
+        perm = torch.randperm(L)
+        with head.swapped(Attention=reference_attention):
+            out = head(x)
+            w = head.weights.get()
+            out2 = head(x[perm])
+            w2 = head.weights.get()
+        assert close(out2, out[perm], atol=1e-05, rtol=0.0001), 'the shuffled output is not the output shuffled'
+        assert close(w2, w[perm][:, perm], atol=1e-05, rtol=0.0001), 'the shuffled weights are not the weights shuffled'
 
 @test_case(points=1, hidden=True, 
     failure_message="Either your Head does not run yet, or it uses one of the pieces the rules forbid (nn.MultiheadAttention, nn.Transformer... or F.scaled_dot_product_attention). Build it from nn.Linear and your Attention.")
 def test_rules(Head):
     import torch
-    from torch.overrides import TorchFunctionMode
-    forbidden = ('scaled_dot_product_attention', 'multi_head_attention_forward')
-
-    class Watch(TorchFunctionMode):
-        used = set()
-
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            name = getattr(func, '__name__', '')
-            if name in forbidden or 'transformer' in name.lower():
-                Watch.used.add(name)
-            return func(*args, **kwargs or {})
-    torch.manual_seed(6)
+    from course.handles import student, broken_rules
+    Head = student(Head)
+    torch.manual_seed(7)
     head = Head(16, 8)
-    for m in head.modules():
-        assert not isinstance(m, torch.nn.MultiheadAttention), 'nn.MultiheadAttention'
-        assert 'Transformer' not in type(m).__name__, 'nn.Transformer'
-    with Watch():
-        for x in (torch.randn(2, 5, 16), torch.randn(5, 16)):
-            out = head(x)
-            assert isinstance(out, torch.Tensor) and out.shape == (*x.shape[:-1], 8), 'does not run yet'
-    assert not Watch.used, f'used {sorted(Watch.used)}'
+    out = head(torch.randn(5, 16))
+    assert tuple(out.shape) == (5, 8), 'Head does not run on one sentence yet'
+    broken = broken_rules(Head, head)
+    assert not broken, '; '.join(broken)
 
