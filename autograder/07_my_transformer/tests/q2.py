@@ -8,17 +8,23 @@ points = 2
 @test_case(points=0, hidden=False, 
     failure_message="n_params should be a whole number and largest_piece a string such as 'embed'.")
 def test_params_answers_types(n_params, largest_piece):
-    assert isinstance(n_params, int), 'n_params should be a whole number'
-    assert isinstance(largest_piece, str), "largest_piece should be a string, e.g. 'embed'"
+    from course.handles import student
+    n, piece = (student(n_params), student(largest_piece))
+    assert type(n) is int, 'n_params should be a whole number'
+    assert type(piece) is str, "largest_piece should be a string, e.g. 'embed'"
 
 @test_case(points=1, hidden=True, 
     failure_message="Count again: embed 2002 x 128, position 64 x 128, four blocks, the final norm, and out (128 x 2002 plus a bias).")
 def test_n_params(n_params):
-    assert n_params == 1314514, 'that is not the number of parameters of a default MyTransformer(2002)'
+    from course.handles import student, number
+    assert number(student(n_params)) == 1314514, 'that is not the number of parameters of a default MyTransformer(2002)'
 
 @test_case(points=1, hidden=True, 
     failure_message="Compare the counts of embed, position, one block, norm and out: which single piece is biggest?")
 def test_largest_piece(largest_piece):
-    answer = largest_piece.strip().lower().replace('self.', '').replace('net.', '')
+    from course.handles import student
+    answer = student(largest_piece)
+    assert type(answer) is str, 'largest_piece should be a string'
+    answer = answer.strip().strip('\'"').lower().replace('self.', '').replace('net.', '')
     assert answer == 'out', 'that is not the single piece with the most parameters'
 

@@ -10,9 +10,12 @@ points = 10
 def test_mytransformer_shape(MyTransformer):
     import torch
     from course import vocab, SamplePInit
+    from course.handles import student
+    MyTransformer = student(MyTransformer)
     torch.manual_seed(0)
     net = MyTransformer(len(vocab), dim=32, heads=2, layers=2)
     x = torch.stack([SamplePInit() for b in range(64)])
     out = net(x)
+    assert type(out) is torch.Tensor, 'MyTransformer should return a tensor of logits'
     assert tuple(out.shape) == (64, 4, 14), f'MyTransformer(len(vocab), dim=32, heads=2, layers=2) on a (64, 4) batch should give (64, 4, 14), yours gives {tuple(out.shape)}'
 
