@@ -8,10 +8,12 @@ points = 1
 @test_case(points=0, hidden=False, 
     failure_message="Write your count as a whole number (or a formula that makes one) in multi_params.")
 def test_multi_params_is_number(multi_params):
-    assert isinstance(multi_params, int), 'multi_params should be a whole number (your count)'
+    from course.handles import student
+    assert type(student(multi_params)) is int, 'multi_params should be a whole number (your count)'
 
 @test_case(points=1, hidden=True, 
     failure_message="Not the right count: each of the 4 heads has three 8 x 32 matrices (no bias), and mix is a 32 x 32 matrix plus a bias of 32.")
 def test_multi_params_value(multi_params):
-    assert multi_params == 4128, 'that is not the number of trainable numbers of MultiHead(32, 4): count the Q, K and V of each head (no biases) and the matrix and bias of mix'
+    from course.handles import number, student
+    assert number(student(multi_params)) == 4128, 'that is not the number of trainable numbers of MultiHead(32, 4): count the Q, K and V of each head (no biases) and the matrix and bias of mix'
 

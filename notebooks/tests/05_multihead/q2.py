@@ -8,9 +8,17 @@ points = 8
 @test_case(points=1, hidden=False, 
     failure_message="multi = MultiHead(32, 4) should turn a (64, 5, 32) batch into a (64, 5, 32) batch.")
 def test_multihead_shape(MultiHead):
+    import math
     import torch
+    from course.handles import student
+    MultiHead = student(MultiHead)
+
+    def reference_attention(q, k, v):
+        weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+        return (weights @ v, weights)
     torch.manual_seed(0)
     multi = MultiHead(32, 4)
-    out = multi(torch.randn(64, 5, 32))
+    with multi.swapped(Attention=reference_attention):
+        out = multi(torch.randn(64, 5, 32))
     assert tuple(out.shape) == (64, 5, 32), f'MultiHead(32, 4) on a (64, 5, 32) batch should give (64, 5, 32), yours gives {tuple(out.shape)}'
 

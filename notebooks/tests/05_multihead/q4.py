@@ -8,5 +8,6 @@ points = 1
 @test_case(points=0, hidden=False, 
     failure_message="Store the parameter count of your plain-list version in list_params (a whole number).")
 def test_list_params_is_number(list_params):
-    assert isinstance(list_params, int), 'list_params should be a whole number'
+    from course.handles import student
+    assert type(student(list_params)) is int, 'list_params should be a whole number'
 
