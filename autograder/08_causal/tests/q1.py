@@ -9,20 +9,25 @@ points = 12
     failure_message="Attention(q, k, v, causal=True) should give weights that are zero above the diagonal and whose rows add up to one.")
 def test_causal_attention_basic(Attention):
     import torch
+    from course.handles import student, close
+    Attention = student(Attention)
     torch.manual_seed(0)
     q, k, v = torch.randn(3, 5, 8)
     out, w = Attention(q, k, v, causal=True)
-    assert tuple(out.shape) == (5, 8) and tuple(w.shape) == (5, 5), 'Attention(q, k, v, causal=True) should return out (5, 8) and weights (5, 5)'
+    assert type(out) is torch.Tensor and type(w) is torch.Tensor and (tuple(out.shape) == (5, 8)) and (tuple(w.shape) == (5, 5)), 'Attention(q, k, v, causal=True) should return out (5, 8) and weights (5, 5)'
     assert not torch.isnan(w).any(), 'your causal weights contain NaN: is the diagonal (j = i) still allowed?'
-    assert torch.allclose(w.sum(-1), torch.ones(5), atol=1e-05), 'the rows of your causal weights should still add up to one'
-    assert torch.all(w.triu(1) == 0), 'with causal=True the weights above the diagonal (j > i) should be exactly zero'
+    assert close(w.sum(-1), torch.ones(5)), 'the rows of your causal weights should still add up to one'
+    assert (w.triu(1) == 0).all(), 'with causal=True the weights above the diagonal (j > i) should be exactly zero'
 
 @test_case(points=2, hidden=True, 
-    failure_message="Your Attention with causal=True should set the energies with j > i to infinity (the dot products to -inf) before the softmax, keep the diagonal, and still divide by sqrt(d); with causal=False (the default) nothing changes.")
+    failure_message="Your Attention with causal=True should set the energies with j > i to infinity (the dot products to -inf) before the softmax, keep the diagonal, and still divide by sqrt(d), for one sentence and for a batch; with causal=False (the default) nothing changes.")
 def test_causal_attention_values(Attention):
-    import math, torch
+    import math
+    import torch
+    from course.handles import student, close
+    Attention = student(Attention)
     torch.manual_seed(1)
-    for shape in [(6, 4), (2, 7, 8), (2, 3, 5, 6)]:
+    for shape in [(6, 4), (2, 7, 8), (2, 3, 5, 6), (1, 3)]:
         q, k, v = (torch.randn(*shape) for _ in range(3))
         q = 3 * q
         L, d = (shape[-2], shape[-1])
@@ -32,190 +37,405 @@ def test_causal_attention_values(Attention):
         masked = torch.softmax(dots.masked_fill(future, -math.inf), dim=-1)
         for causal, want_w in [(False, plain), (True, masked)]:
             out, w = Attention(q, k, v, causal=causal)
-            assert w.shape == want_w.shape, f'weights of shape {tuple(w.shape)} for inputs of shape {shape}'
-            assert torch.allclose(w, want_w, atol=1e-05), f'with causal={causal} your weights are not the Boltzmann weights exp(q_i . k_j / sqrt(d)) over the allowed j (all j, or j <= i when causal)'
-            assert torch.allclose(out, want_w @ v, atol=1e-05), f'with causal={causal} your output is not weights @ v'
+            assert type(w) is torch.Tensor and tuple(w.shape) == tuple(want_w.shape), f"weights of shape {tuple(getattr(w, 'shape', ()))} for inputs of shape {shape}"
+            assert not torch.isnan(w).any() and (not torch.isnan(out).any()), f'with causal={causal} your Attention gives NaN'
+            assert close(w, want_w), f'with causal={causal} your weights are not the Boltzmann weights exp(q_i . k_j / sqrt(d)) over the allowed j (all j, or j <= i when causal)'
+            assert close(out, want_w @ v), f'with causal={causal} your output is not weights @ v'
         out, w = Attention(q, k, v)
-        assert torch.allclose(w, plain, atol=1e-05), 'Attention(q, k, v) without causal should work exactly as before (causal=False by default)'
-
-@test_case(points=1.5, hidden=True, 
-    failure_message="Head(dim, head_dim, causal=True) should be causal: save causal as self.causal in __init__ and pass it to Attention in forward; without it, nothing changes.")
-def test_causal_head(Head):
-    import math, torch
-    torch.manual_seed(2)
-    for causal in (True, False):
-        head = Head(12, 4, causal=causal)
-        with torch.no_grad():
-            head.Q.weight.mul_(3)
-        x = torch.randn(2, 6, 12)
-        q, k, v = (x @ head.Q.weight.T, x @ head.K.weight.T, x @ head.V.weight.T)
-        dots = q @ k.transpose(-2, -1) / 2.0
-        if causal:
-            dots = dots.masked_fill(torch.ones(6, 6, dtype=torch.bool).triu(1), -math.inf)
-        w = torch.softmax(dots, dim=-1)
-        out = head(x)
-        assert torch.allclose(out, w @ v, atol=0.0001), f'Head(12, 4, causal={causal}) does not give the right output: is causal saved as self.causal and passed to Attention?'
-        assert torch.allclose(head.weights, w, atol=1e-05), f'Head(12, 4, causal={causal}) does not keep the right weights in self.weights'
-        assert not head.weights.requires_grad, 'the saved weights should be detached'
-    head = Head(12, 4)
-    head(torch.randn(6, 12))
-    assert (head.weights.triu(1) != 0).any(), 'Head(dim, head_dim) without causal should not be causal (causal=False by default)'
-
-@test_case(points=1.5, hidden=True, 
-    failure_message="MultiHead(dim, heads, causal=True) should pass causal on to every one of its heads.")
-def test_causal_multihead(MultiHead):
-    import torch
-    torch.manual_seed(3)
-    multi = MultiHead(12, 3, causal=True)
-    x = torch.randn(2, 6, 12)
-    out = multi(x)
-    assert len(multi.heads) == 3
-    for h in multi.heads:
-        assert torch.all(h.weights.triu(1) == 0), 'with MultiHead(dim, heads, causal=True) every head should be causal: pass causal on to each Head'
-    y = x.clone()
-    y[:, 4:] = torch.randn(2, 2, 12)
-    assert torch.allclose(multi(y)[:, :4], out[:, :4], atol=1e-05), 'MultiHead(..., causal=True): changing sites 4 and 5 changed the output at earlier sites'
-    plain = MultiHead(12, 3)
-    plain(x)
-    assert (plain.heads[0].weights.triu(1) != 0).any(), 'MultiHead(dim, heads) without causal should not be causal'
-
-@test_case(points=1.5, hidden=True, 
-    failure_message="Block(dim, heads, causal=True) should pass causal on to its MultiHead: then the output at site i cannot depend on sites after i.")
-def test_causal_block(Block):
-    import torch
-    torch.manual_seed(4)
-    block = Block(12, 3, causal=True)
-    x = torch.randn(2, 7, 12)
-    with torch.no_grad():
-        out = block(x)
-        for i in range(6):
-            y = x.clone()
-            y[:, i + 1:] = torch.randn(2, 6 - i, 12)
-            assert torch.allclose(block(y)[:, :i + 1], out[:, :i + 1], atol=1e-05), 'Block(dim, heads, causal=True): changing later sites changed the output at earlier sites; pass causal on to MultiHead'
-        plain = Block(12, 3)
-        y = x.clone()
-        y[:, -1] = torch.randn(2, 12)
-        assert not torch.allclose(plain(y)[:, 0], plain(x)[:, 0], atol=1e-06), 'Block(dim, heads) without causal should let every site hear every other site'
-
-@test_case(points=2, hidden=True, 
-    failure_message="MyTransformer(..., causal=True) should pass causal down through every Block: then the logits at position i do not change when later tokens change. Without causal (the default) every position hears every other.")
-def test_causal_mytransformer(MyTransformer):
-    import torch
-
-    def perturb(net):
-        import math, torch, torch.nn as nn
-        with torch.no_grad():
-            for m in net.modules():
-                if isinstance(m, nn.LayerNorm):
-                    m.weight.copy_(1 + 0.5 * torch.randn_like(m.weight))
-                    m.bias.copy_(0.5 * torch.randn_like(m.bias))
-                elif isinstance(m, nn.Linear):
-                    m.weight.normal_(0, 2 / math.sqrt(m.in_features))
-                elif isinstance(m, nn.Embedding):
-                    m.weight.normal_(0, 1)
-    torch.manual_seed(5)
-    net = MyTransformer(11, dim=12, heads=3, layers=3, causal=True)
-    perturb(net)
-    x = torch.randint(11, (2, 8))
-    with torch.no_grad():
-        out = net(x)
-        assert not torch.isnan(out).any(), 'your causal network gives NaN'
-        for i in range(7):
-            y = x.clone()
-            y[:, i + 1:] = torch.randint(11, (2, 7 - i))
-            assert torch.allclose(net(y)[:, :i + 1], out[:, :i + 1], atol=0.0001), f'MyTransformer(..., causal=True): changing the tokens after position {i} changed the logits at position {i} or before'
-        plain = MyTransformer(11, dim=12, heads=3, layers=3)
-        perturb(plain)
-        y = x.clone()
-        y[:, -1] = (x[:, -1] + 1) % 11
-        a, b = (plain(x), plain(y))
-        for i in range(8):
-            assert not torch.allclose(a[:, i], b[:, i], atol=1e-06), f'MyTransformer without causal (the default): changing the last token should change the logits at every position, but position {i} did not change'
+        assert close(w, plain), 'Attention(q, k, v) without causal should work exactly as before (causal=False by default)'
 
 @test_case(points=1, hidden=True, 
-    failure_message="In a causal network the output at position i must not depend at all (zero derivative) on the input at positions after i.")
-def test_causal_gradient(MyTransformer):
+    failure_message="With causal=True the output at site i must not depend at all on q, k, v at sites after i: its derivative with respect to them must be exactly zero, not just tiny. Put the infinite energies in before the softmax: if you take the softmax of all the sites and then zero the future and renormalise (or subtract a maximum taken over all the sites), the weights look right but rounding leaks a tiny gradient (about 1e-7 to 1e-5) to the future.")
+def test_causal_gradient(Attention):
     import torch
-
-    def perturb(net):
-        import math, torch, torch.nn as nn
-        with torch.no_grad():
-            for m in net.modules():
-                if isinstance(m, nn.LayerNorm):
-                    m.weight.copy_(1 + 0.5 * torch.randn_like(m.weight))
-                    m.bias.copy_(0.5 * torch.randn_like(m.bias))
-                elif isinstance(m, nn.Linear):
-                    m.weight.normal_(0, 2 / math.sqrt(m.in_features))
-                elif isinstance(m, nn.Embedding):
-                    m.weight.normal_(0, 1)
+    from course.handles import student, StudentError
+    Attention = student(Attention)
     torch.manual_seed(6)
-    net = MyTransformer(9, dim=8, heads=2, layers=2, causal=True)
-    perturb(net)
-    store = {}
-
-    def keep(module, inputs, output):
-        output.retain_grad()
-        store['e'] = output
-    hook = net.embed.register_forward_hook(keep)
-    try:
-        logits = net(torch.randint(9, (1, 6)))
-    finally:
-        hook.remove()
-    logits[0, 2].sum().backward()
-    g = store['e'].grad[0]
-    assert g[3:].abs().max() == 0, 'the logits at position 2 have a nonzero derivative with respect to the tokens at positions 3, 4, 5: your network is not causal'
-    assert g[:3].abs().max() > 0, 'the logits at position 2 should depend on the tokens at positions 0, 1, 2'
-
-@test_case(points=1, hidden=True, 
-    failure_message="The causal switch adds no parameters, and the mask must be made on the same device as q (device=q.device).")
-def test_causal_count_and_device(MyTransformer):
-    import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
-    from torch.utils._pytree import tree_leaves
-    got = sum((p.numel() for p in MyTransformer(2002, causal=True).parameters()))
-    assert got == 1314514, f'a causal MyTransformer(2002) should have the same 1,314,514 parameters as before (the switch adds none); yours has {got:,}'
-
-    class OneDevice(TorchDispatchMode):
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            kwargs = kwargs or {}
-            devices = {t.device.type for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor) and t.dim() > 0}
-            if len(devices) > 1:
-                raise AssertionError('two devices')
-            return func(*args, **kwargs)
-    net = MyTransformer(9, dim=8, heads=2, layers=2, causal=True).to('meta')
-    try:
-        with OneDevice():
-            net(torch.zeros(2, 5, dtype=torch.long, device='meta'))
-        ok = True
-    except AssertionError:
-        ok = False
-    assert ok, 'with the network on another device your causal network makes a tensor on the CPU: make the mask with device=q.device (and the positions with device=x.device)'
+    checked = 0
+    for B, L, d in [(2, 6, 5), (1, 9, 4)]:
+        q, k, v = torch.randn(3, B, L, d)
+        q = 3 * q
+        try:
+            out, w = Attention(q, k, v, causal=True)
+        except (StudentError, TypeError, ValueError):
+            continue
+        if type(w) is not torch.Tensor or tuple(w.shape) != (B, L, L) or (not (w.triu(1) == 0).all()):
+            continue
+        for i in range(L - 1):
+            r = torch.zeros(B, L, d)
+            r[:, i] = torch.randn(B, d)
+            _, grads, _ = Attention.vjp(q, k, v, causal=True, cotangent=(r, None))
+            assert all((type(g) is torch.Tensor for g in grads)), "no gradient reached q, k or v: don't detach anything inside Attention"
+            for name, g in zip('qkv', grads):
+                assert (g[:, i + 1:] == 0).all(), f'the output at site {i} has a nonzero derivative (up to {g[:, i + 1:].abs().max().item():.1e}) with respect to {name} at later sites: your attention is not exactly causal'
+            assert grads[2][:, :i + 1].abs().max() > 0, f'the output at site {i} should depend on v at sites 0 to {i}'
+        checked += 1
+    assert checked or type(Attention(q, k, v)[0]) is torch.Tensor, 'your Attention does not run yet'
 
 @test_case(points=0.5, hidden=True, 
-    failure_message="The rules: the causal mask is yours to write; F.scaled_dot_product_attention(is_causal=True), nn.MultiheadAttention and nn.Transformer... are not allowed.")
-def test_causal_rules(MyTransformer, Attention):
-    import torch, torch.nn as nn, torch.nn.functional as F
-    names = ['MultiheadAttention', 'Transformer', 'TransformerEncoder', 'TransformerEncoderLayer', 'TransformerDecoder', 'TransformerDecoderLayer']
-    real = {n: getattr(nn, n) for n in names}
-    real_sdpa = F.scaled_dot_product_attention
+    failure_message="Make the mask on the same device as q (torch.ones(L, L, dtype=torch.bool, device=q.device)): on a GPU a mask made on the CPU breaks your causal Attention.")
+def test_causal_attention_device(Attention):
+    import torch
+    from course.handles import student, watching
+    Attention = student(Attention)
+    q, k, v = (torch.empty(2, 5, 8, device='meta') for _ in range(3))
+    with watching() as seen:
+        out, w = Attention(q, k, v, causal=True)
+    assert not seen.mixed_devices, 'with q, k and v on another device your causal Attention makes a tensor on the CPU: make the mask with device=q.device'
+    assert type(out) is torch.Tensor and tuple(out.shape) == (2, 5, 8) and (tuple(w.shape) == (2, 5, 5)), 'your causal Attention gives the wrong shapes on another device'
 
-    def forbidden(*args, **kwargs):
-        raise AssertionError('forbidden')
+@test_case(points=1.5, hidden=True, 
+    failure_message="Head(dim, head_dim, causal=True) should be causal: save causal as self.causal in __init__ and pass it on to Attention in forward (Attention(self.Q(x), self.K(x), self.V(x), causal=self.causal)); without it (the default) nothing changes, and self.weights keeps the weights, detached. (This is checked with a correct Attention in place of yours, so a mistake in your Attention does not count here.)")
+def test_causal_head(Head):
+    import math
+    import torch
+    from course.handles import student, close, StudentError
+    Head = student(Head)
+
+    def reference_attention(q, k, v, causal=False):
+        dots = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        if causal:
+            L = q.shape[-2]
+            dots = dots.masked_fill(torch.ones(L, L, dtype=torch.bool, device=q.device).triu(1), -math.inf)
+        weights = torch.softmax(dots, dim=-1)
+        return (weights @ v, weights)
+    torch.manual_seed(2)
+    for causal, dim, head_dim, shape in [(True, 12, 4, (2, 6)), (False, 12, 4, (2, 6)), (None, 8, 8, (3, 5)), (True, 10, 5, (7,))]:
+        head = Head(dim, head_dim) if causal is None else Head(dim, head_dim, causal=causal)
+        head.set_params({name: 3 * torch.randn(t.shape) / math.sqrt(dim) for name, t in head.params(values=False).items()})
+        p = head.params()
+        x = torch.randn(*shape, dim)
+        q, k, v = (x @ p['Q.weight'].T, x @ p['K.weight'].T, x @ p['V.weight'].T)
+        want_out, want_w = reference_attention(q, k, v, causal=bool(causal))
+        with head.swapped(Attention=reference_attention):
+            out = head(x)
+            w = head.weights.get()
+        how = 'Head(dim, head_dim)' if causal is None else f'Head(dim, head_dim, causal={causal})'
+        assert type(out) is torch.Tensor and tuple(out.shape) == tuple(want_out.shape), f"{how} gives output of shape {tuple(getattr(out, 'shape', ()))}, expected {tuple(want_out.shape)}"
+        assert close(out, want_out, atol=1e-05), f'{how} does not give the right output: is causal saved as self.causal and passed to Attention?' if causal else f'{how} should not be causal (causal=False by default)'
+        assert close(w, want_w, atol=1e-05), f'{how} does not keep the weights from Attention in self.weights'
     try:
-        F.scaled_dot_product_attention = forbidden
-        for n in names:
-            setattr(nn, n, forbidden)
-        Attention(*torch.randn(3, 4, 6), causal=True)
+        head(x)
+        saved = head.weights.info()
+    except StudentError:
+        saved = None
+    assert saved is None or not saved.get('requires_grad'), 'the saved weights should be detached: self.weights = weights.detach()'
+
+@test_case(points=1.5, hidden=True, 
+    failure_message="MultiHead(dim, heads, causal=True) should hand causal on to every one of its heads, so that the output at site i does not depend on the sites after i; MultiHead(dim, heads) (causal=False by default) should not be causal. (This is checked with a correct Attention in place of yours; and if your Head is what goes wrong, MultiHead only has to hand causal on to it.)")
+def test_causal_multihead(MultiHead, Head):
+    import math
+    import torch
+    from course.handles import student, close, StudentError
+    MultiHead, Head = (student(MultiHead), student(Head))
+
+    def reference_attention(q, k, v, causal=False):
+        dots = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        if causal:
+            L = q.shape[-2]
+            dots = dots.masked_fill(torch.ones(L, L, dtype=torch.bool, device=q.device).triu(1), -math.inf)
+        weights = torch.softmax(dots, dim=-1)
+        return (weights @ v, weights)
+
+    def perturb(piece):
+        new = {}
+        for name, t in piece.params(values=False).items():
+            if t.dim() >= 2:
+                new[name] = torch.randn(t.shape) / math.sqrt(t.shape[-1])
+            elif name.endswith('weight'):
+                new[name] = 1 + 0.5 * torch.randn(t.shape)
+            else:
+                new[name] = 0.5 * torch.randn(t.shape)
+        piece.set_params(new)
+
+    def hears_right(make, causal, dim, L=7):
+        """With a correct Attention in place of the notebook's: is the piece that make() builds causal
+        when it should be (later sites never change earlier outputs), and not when it should not
+        (changing the last site changes every output)?"""
+        try:
+            piece = make()
+            perturb(piece)
+            x = torch.randn(2, L, dim)
+            with piece.swapped(Attention=reference_attention):
+                out = piece(x)
+                if type(out) is not torch.Tensor or tuple(out.shape[:2]) != (2, L) or torch.isnan(out).any():
+                    return False
+                if causal:
+                    for s in (1, L // 2, L - 1):
+                        y = x.clone()
+                        y[:, s:] = torch.randn(2, L - s, dim)
+                        later = piece(y)
+                        if not close(later[:, :s], out[:, :s], atol=1e-05):
+                            return False
+                    return True
+                y = x.clone()
+                y[:, -1] = torch.randn(2, dim)
+                later = piece(y)
+                return type(later) is torch.Tensor and tuple(later.shape) == tuple(out.shape) and bool(((later - out).abs().amax(-1) > 1e-06).all())
+        except Exception:
+            return False
+
+    def handed_on(outer, inner, make):
+        """The causal values that building the outer piece (make()) hands to the notebook's `inner`
+        (a stand-in records them; building stops there, since the stand-in is not a real piece)."""
+        seen = []
+
+        def stand_in(*args, **kwargs):
+            seen.append(kwargs['causal'] if 'causal' in kwargs else args[2] if len(args) > 2 else False)
+        with outer.swapped(**{inner: stand_in}):
+            try:
+                make()
+            except StudentError:
+                pass
+        return seen
+    torch.manual_seed(3)
+    for dim, heads in [(12, 3), (8, 1)]:
+        on = hears_right(lambda: MultiHead(dim, heads, causal=True), True, dim)
+        off = hears_right(lambda: MultiHead(dim, heads), False, dim)
+        if on and off:
+            continue
+        head_right = hears_right(lambda: Head(dim, dim // heads, causal=True), True, dim) and hears_right(lambda: Head(dim, dim // heads), False, dim)
+        assert not head_right, f'MultiHead({dim}, {heads}, causal=True) should be causal and MultiHead({dim}, {heads}) should not: ' + ('changing later sites changed the output at earlier sites; hand causal on to every Head' if not on else 'changing the last site should change the output at every site')
+        given_on = handed_on(MultiHead, 'Head', lambda: MultiHead(dim, heads, causal=True))
+        given_off = handed_on(MultiHead, 'Head', lambda: MultiHead(dim, heads))
+        assert given_on and all((c == True for c in given_on)), 'MultiHead(dim, heads, causal=True) should make its heads with Head(dim, head_dim, causal)'
+        assert given_off and all((c == False for c in given_off)), 'MultiHead(dim, heads) should make its heads without the causal switch (causal=False)'
+
+@test_case(points=1.5, hidden=True, 
+    failure_message="Block(dim, heads, causal=True) should hand causal on to its MultiHead: then the output at site i cannot depend on sites after i; Block(dim, heads) (causal=False by default) should let every site hear every other. (This is checked with a correct Attention in place of yours; and if your MultiHead or Head is what goes wrong, Block only has to hand causal on to MultiHead.)")
+def test_causal_block(Block, MultiHead):
+    import math
+    import torch
+    from course.handles import student, close, StudentError
+    Block, MultiHead = (student(Block), student(MultiHead))
+
+    def reference_attention(q, k, v, causal=False):
+        dots = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        if causal:
+            L = q.shape[-2]
+            dots = dots.masked_fill(torch.ones(L, L, dtype=torch.bool, device=q.device).triu(1), -math.inf)
+        weights = torch.softmax(dots, dim=-1)
+        return (weights @ v, weights)
+
+    def perturb(piece):
+        new = {}
+        for name, t in piece.params(values=False).items():
+            if t.dim() >= 2:
+                new[name] = torch.randn(t.shape) / math.sqrt(t.shape[-1])
+            elif name.endswith('weight'):
+                new[name] = 1 + 0.5 * torch.randn(t.shape)
+            else:
+                new[name] = 0.5 * torch.randn(t.shape)
+        piece.set_params(new)
+
+    def hears_right(make, causal, dim, L=7):
+        """With a correct Attention in place of the notebook's: is the piece that make() builds causal
+        when it should be (later sites never change earlier outputs), and not when it should not
+        (changing the last site changes every output)?"""
+        try:
+            piece = make()
+            perturb(piece)
+            x = torch.randn(2, L, dim)
+            with piece.swapped(Attention=reference_attention):
+                out = piece(x)
+                if type(out) is not torch.Tensor or tuple(out.shape[:2]) != (2, L) or torch.isnan(out).any():
+                    return False
+                if causal:
+                    for s in (1, L // 2, L - 1):
+                        y = x.clone()
+                        y[:, s:] = torch.randn(2, L - s, dim)
+                        later = piece(y)
+                        if not close(later[:, :s], out[:, :s], atol=1e-05):
+                            return False
+                    return True
+                y = x.clone()
+                y[:, -1] = torch.randn(2, dim)
+                later = piece(y)
+                return type(later) is torch.Tensor and tuple(later.shape) == tuple(out.shape) and bool(((later - out).abs().amax(-1) > 1e-06).all())
+        except Exception:
+            return False
+
+    def handed_on(outer, inner, make):
+        """The causal values that building the outer piece (make()) hands to the notebook's `inner`
+        (a stand-in records them; building stops there, since the stand-in is not a real piece)."""
+        seen = []
+
+        def stand_in(*args, **kwargs):
+            seen.append(kwargs['causal'] if 'causal' in kwargs else args[2] if len(args) > 2 else False)
+        with outer.swapped(**{inner: stand_in}):
+            try:
+                make()
+            except StudentError:
+                pass
+        return seen
+    torch.manual_seed(4)
+    for dim, heads in [(12, 3), (8, 2)]:
+        on = hears_right(lambda: Block(dim, heads, causal=True), True, dim)
+        off = hears_right(lambda: Block(dim, heads), False, dim)
+        if on and off:
+            continue
+        inner_right = hears_right(lambda: MultiHead(dim, heads, causal=True), True, dim) and hears_right(lambda: MultiHead(dim, heads), False, dim)
+        assert not inner_right, f'Block({dim}, {heads}, causal=True) should be causal and Block({dim}, {heads}) should not: ' + ('changing later sites changed the output at earlier sites; hand causal on to MultiHead' if not on else 'changing the last site should change the output at every site')
+        given_on = handed_on(Block, 'MultiHead', lambda: Block(dim, heads, causal=True))
+        given_off = handed_on(Block, 'MultiHead', lambda: Block(dim, heads))
+        assert given_on and all((c == True for c in given_on)), 'Block(dim, heads, causal=True) should make its attention with MultiHead(dim, heads, causal)'
+        assert given_off and all((c == False for c in given_off)), 'Block(dim, heads) should make its MultiHead without the causal switch (causal=False)'
+
+@test_case(points=1.5, hidden=True, 
+    failure_message="MyTransformer(..., causal=True) should hand causal down to every Block: then the logits at position i do not change when later tokens change, and there is no NaN. Without causal (the default) every position hears every other. (This is checked with a correct Attention in place of yours; and if your Block, MultiHead or Head is what goes wrong, MyTransformer only has to hand causal on to its blocks.)")
+def test_causal_mytransformer(MyTransformer, Block):
+    import math
+    import torch
+    from course.handles import student, close, StudentError
+    MyTransformer, Block = (student(MyTransformer), student(Block))
+
+    def reference_attention(q, k, v, causal=False):
+        dots = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        if causal:
+            L = q.shape[-2]
+            dots = dots.masked_fill(torch.ones(L, L, dtype=torch.bool, device=q.device).triu(1), -math.inf)
+        weights = torch.softmax(dots, dim=-1)
+        return (weights @ v, weights)
+
+    def perturb(piece):
+        new = {}
+        for name, t in piece.params(values=False).items():
+            if t.dim() >= 2:
+                new[name] = torch.randn(t.shape) / math.sqrt(t.shape[-1])
+            elif name.endswith('weight'):
+                new[name] = 1 + 0.5 * torch.randn(t.shape)
+            else:
+                new[name] = 0.5 * torch.randn(t.shape)
+        piece.set_params(new)
+
+    def hears_right(make, causal, dim, L=7):
+        """With a correct Attention in place of the notebook's: is the piece that make() builds causal
+        when it should be (later sites never change earlier outputs), and not when it should not
+        (changing the last site changes every output)?"""
+        try:
+            piece = make()
+            perturb(piece)
+            x = torch.randn(2, L, dim)
+            with piece.swapped(Attention=reference_attention):
+                out = piece(x)
+                if type(out) is not torch.Tensor or tuple(out.shape[:2]) != (2, L) or torch.isnan(out).any():
+                    return False
+                if causal:
+                    for s in (1, L // 2, L - 1):
+                        y = x.clone()
+                        y[:, s:] = torch.randn(2, L - s, dim)
+                        later = piece(y)
+                        if not close(later[:, :s], out[:, :s], atol=1e-05):
+                            return False
+                    return True
+                y = x.clone()
+                y[:, -1] = torch.randn(2, dim)
+                later = piece(y)
+                return type(later) is torch.Tensor and tuple(later.shape) == tuple(out.shape) and bool(((later - out).abs().amax(-1) > 1e-06).all())
+        except Exception:
+            return False
+
+    def handed_on(outer, inner, make):
+        """The causal values that building the outer piece (make()) hands to the notebook's `inner`
+        (a stand-in records them; building stops there, since the stand-in is not a real piece)."""
+        seen = []
+
+        def stand_in(*args, **kwargs):
+            seen.append(kwargs['causal'] if 'causal' in kwargs else args[2] if len(args) > 2 else False)
+        with outer.swapped(**{inner: stand_in}):
+            try:
+                make()
+            except StudentError:
+                pass
+        return seen
+
+    def net_hears_right(make, causal, V, L=8):
+        """The same for a whole network, on tokens: with causal=True the logits at position i do not
+        change when the tokens after i change; without, changing the last token changes them all."""
+        try:
+            net = make()
+            perturb(net)
+            x = torch.randint(V, (2, L))
+            with net.swapped(Attention=reference_attention):
+                out = net(x)
+                if type(out) is not torch.Tensor or tuple(out.shape) != (2, L, V) or torch.isnan(out).any():
+                    return False
+                if causal:
+                    for i in range(L - 1):
+                        y = x.clone()
+                        y[:, i + 1:] = (x[:, i + 1:] + torch.randint(1, V, (2, L - 1 - i))) % V
+                        if not close(net(y)[:, :i + 1], out[:, :i + 1], atol=0.0001):
+                            return False
+                    return True
+                y = x.clone()
+                y[:, -1] = (x[:, -1] + 1) % V
+                later = net(y)
+                return type(later) is torch.Tensor and tuple(later.shape) == tuple(out.shape) and bool(((later - out).abs().amax(-1) > 1e-06).all())
+        except Exception:
+            return False
+    torch.manual_seed(5)
+    for V, dim, heads, layers in [(11, 12, 3, 3), (7, 8, 2, 1)]:
+        on = net_hears_right(lambda: MyTransformer(V, dim=dim, heads=heads, layers=layers, causal=True), True, V)
+        off = net_hears_right(lambda: MyTransformer(V, dim=dim, heads=heads, layers=layers), False, V)
+        if on and off:
+            continue
+        inner_right = hears_right(lambda: Block(dim, heads, causal=True), True, dim) and hears_right(lambda: Block(dim, heads), False, dim)
+        assert not inner_right, f'MyTransformer({V}, dim={dim}, heads={heads}, layers={layers}, causal=True) should be causal and without causal it should not: ' + ('changing later tokens changed the logits at earlier positions (or gave NaN); hand causal on to every Block' if not on else 'changing the last token should change the logits at every position')
+        given_on = handed_on(MyTransformer, 'Block', lambda: MyTransformer(V, dim=dim, heads=heads, layers=layers, causal=True))
+        given_off = handed_on(MyTransformer, 'Block', lambda: MyTransformer(V, dim=dim, heads=heads, layers=layers))
+        assert given_on and all((c == True for c in given_on)), 'MyTransformer(..., causal=True) should make every block with Block(dim, heads, causal)'
+        assert given_off and all((c == False for c in given_off)), 'MyTransformer(...) without causal should make its blocks without the switch (causal=False)'
+
+@test_case(points=0.5, hidden=True, 
+    failure_message="The causal switch adds no parameters: a causal MyTransformer(2002) has the same 1,314,514 as before.")
+def test_causal_count(MyTransformer):
+    from course.handles import student
+    MyTransformer = student(MyTransformer)
+    got = sum((t.numel() for t in MyTransformer(2002, causal=True).params(values=False).values()))
+    assert got == 1314514, f'a causal MyTransformer(2002) should have the same 1,314,514 parameters as before (the switch adds none); yours has {got:,}'
+
+@test_case(points=0.5, hidden=True, 
+    failure_message="With the network on another device (a GPU), your causal MyTransformer makes a tensor on the CPU: make the positions with torch.arange(L, device=x.device). (This is checked with a correct Attention in place of yours: the mask's device is Attention's test.)")
+def test_causal_mytransformer_device(MyTransformer):
+    import math
+    import torch
+    from course.handles import student, watching
+    MyTransformer = student(MyTransformer)
+
+    def reference_attention(q, k, v, causal=False):
+        dots = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        if causal:
+            L = q.shape[-2]
+            dots = dots.masked_fill(torch.ones(L, L, dtype=torch.bool, device=q.device).triu(1), -math.inf)
+        weights = torch.softmax(dots, dim=-1)
+        return (weights @ v, weights)
+    net = MyTransformer(9, dim=8, heads=2, layers=2, causal=True)
+    net.to('meta')
+    for block in net.blocks:
+        block.to('meta')
+    x = torch.zeros(2, 5, dtype=torch.long, device='meta')
+    with net.swapped(Attention=reference_attention), watching() as seen:
+        out = net(x)
+    assert not seen.mixed_devices, 'with the network and x on another device your causal network makes a tensor on the CPU: make the positions with device=x.device'
+    assert type(out) is torch.Tensor and tuple(out.shape) == (2, 5, 9), 'your causal MyTransformer gives the wrong shape on another device'
+
+@test_case(points=0.5, hidden=True, 
+    failure_message="The rules: the causal mask is yours to write; F.scaled_dot_product_attention(is_causal=True), nn.MultiheadAttention and nn.Transformer... are not allowed anywhere in Attention, Head, MultiHead, Block or MyTransformer.")
+def test_causal_rules(Attention, Head, MultiHead, Block, MyTransformer):
+    import torch
+    from course.handles import student, broken_rules, StudentError
+    Attention, Head, MultiHead, Block, MyTransformer = (student(x) for x in (Attention, Head, MultiHead, Block, MyTransformer))
+    torch.manual_seed(7)
+    out, w = Attention(*torch.randn(3, 4, 6), causal=True)
+    assert type(out) is torch.Tensor, 'your Attention does not run yet, so the rules cannot be checked'
+    nets = []
+    try:
         net = MyTransformer(9, dim=8, heads=2, layers=2, causal=True)
+        nets.append(net)
         net(torch.randint(9, (2, 5)))
-        ok = True
-    except AssertionError:
-        ok = False
-    finally:
-        F.scaled_dot_product_attention = real_sdpa
-        for n, v in real.items():
-            setattr(nn, n, v)
-    assert ok, 'your code uses nn.MultiheadAttention, nn.Transformer... or F.scaled_dot_product_attention (e.g. with is_causal=True), which the rules forbid'
-    assert not any((v is real_sdpa or v is real['MultiheadAttention'] for v in Attention.__globals__.values())), 'your notebook imports F.scaled_dot_product_attention or nn.MultiheadAttention under another name'
+    except StudentError:
+        pass
+    pieces = [x for x in (Attention, Head, MultiHead, Block, MyTransformer) if x is not None]
+    broken = broken_rules(*pieces, *nets)
+    assert not broken, '; '.join(broken)
 

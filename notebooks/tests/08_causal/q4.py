@@ -8,24 +8,27 @@ points = 6
 @test_case(points=1, hidden=False, 
     failure_message="WriteLeftToRight(net, start, L) should return text that starts with `start` and is L tokens long.")
 def test_write_basic(WriteLeftToRight):
-    import torch, torch.nn as nn
-    from course.stories import StoryTokens, StoryText, STORY_MASK, STORY_UNK, story_vocab
+    import torch
+    import torch.nn as nn
+    from course.handles import student
+    from course.stories import StoryTokens, STORY_MASK, STORY_UNK, story_vocab
+    WriteLeftToRight = student(WriteLeftToRight)
     V = len(story_vocab)
 
     class Fake(nn.Module):
-        """Logits `last` at the last position and `other` everywhere else."""
+        """A pretend network: logits `last` at the last position and `other` everywhere else. It
+        lives here, in the check; your function gets a stand-in whose calls come back to it."""
 
         def __init__(self, last, other):
             super().__init__()
-            self.dummy = nn.Parameter(torch.zeros(1))
             self.last, self.other = (last, other)
-            self.grad_enabled = []
+            self.fed = []
 
         def forward(self, x):
-            self.grad_enabled.append(torch.is_grad_enabled())
+            self.fed.append(x.clone())
             logits = self.other.expand(*x.shape, V).clone()
             logits[..., -1, :] = self.last
-            return logits + 0 * self.dummy
+            return logits
 
     def favour(tokens, values, base=-10000.0):
         logits = torch.full((V,), base)
@@ -38,7 +41,7 @@ def test_write_basic(WriteLeftToRight):
     dog = story_vocab.index('dog')
     net = Fake(favour([dog], [20.0], base=0.0), favour([dog], [0.0], base=0.0))
     text = WriteLeftToRight(net, 'once upon a time', L=12)
-    assert isinstance(text, str), 'WriteLeftToRight should return the story as text (StoryText(x))'
+    assert type(text) is str, 'WriteLeftToRight should return the story as text (StoryText(x))'
     assert words(text)[:4] == ['once', 'upon', 'a', 'time'], 'the story should start with the prompt'
     assert len(StoryTokens(text)) == 12, f'with L=12 the story should be 12 tokens long, yours has {len(StoryTokens(text))}'
 
