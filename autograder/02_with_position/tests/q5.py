@@ -8,10 +8,12 @@ points = 2
 @test_case(points=0, hidden=False, 
     failure_message="predicted_nonsense should be a number between 0 and 1.")
 def test_is_fraction(predicted_nonsense):
-    assert 0 <= float(predicted_nonsense) <= 1
+    from course.handles import number, student
+    assert 0 <= number(student(predicted_nonsense)) <= 1
 
 @test_case(points=2, hidden=True, 
     failure_message="Not quite. A sentence is nonsense when exactly one of the two choices goes the 'cat ... alive' way: cat and empty, or box and alive. Add the probabilities of those two cases.")
 def test_predicted(predicted_nonsense):
-    assert abs(float(predicted_nonsense) - 0.32) < 0.001
+    from course.handles import number, student
+    assert abs(number(student(predicted_nonsense)) - 0.32) < 0.001
 
