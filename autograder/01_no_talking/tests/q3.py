@@ -7,11 +7,16 @@ points = 1
 
 @test_case(points=1, hidden=False, 
     failure_message="embed should be nn.Embedding(len(vocab), 8), and embed_matches the True or False that torch.allclose(embed(x), embed.weight[x]) returns.")
-def test_embed(embed, embed_matches, vocab):
+def test_embed(embed, embed_matches):
     import torch
-    assert isinstance(embed, torch.nn.Embedding), 'embed is not an nn.Embedding'
-    assert tuple(embed.weight.shape) == (len(vocab), 8), 'embed has the wrong size'
-    assert embed_matches is True, 'embed_matches is not True'
+    from course import vocab
+    from course.handles import Handle, student
+    embed, matches = (student(embed), student(embed_matches))
+    assert isinstance(embed, Handle) and embed.isa(torch.nn.Embedding), 'embed is not an nn.Embedding'
+    weight = embed.params().get('weight')
+    assert weight is not None and tuple(weight.shape) == (len(vocab), 8), 'embed has the wrong size'
+    assert matches is True, 'embed_matches is not True'
     x = torch.tensor([0, 1, 3, 0, 2])
-    assert torch.equal(embed(x), embed.weight[x])
+    out = embed(x)
+    assert type(out) is torch.Tensor and torch.equal(out, weight[x]), 'embed(x) is not embed.weight[x]'
 

@@ -9,44 +9,72 @@ points = 4
     failure_message="TrainTwoSentences(net, steps=3) should return a list of 3 plain numbers (use loss.item(), not the loss tensor).")
 def test_returns_list(TrainTwoSentences):
     import torch
-    from course import NoTalking, vocab
+    from course import vocab
+    from course.handles import given, student
+    TrainTwoSentences = student(TrainTwoSentences)
     torch.manual_seed(0)
-    losses = TrainTwoSentences(NoTalking(len(vocab)), steps=3)
-    assert isinstance(losses, list), f'got a {type(losses).__name__}, not a list'
+    net = given('NoTalking')(len(vocab))
+    losses = TrainTwoSentences(net, steps=3)
+    assert type(losses) is list, f'got a {type(losses).__name__}, not a list'
     assert len(losses) == 3, f'got {len(losses)} losses for 3 steps'
-    assert all((isinstance(l, (int, float)) for l in losses)), 'the losses are not plain numbers'
+    assert all((type(l) in (int, float) for l in losses)), 'the losses are not plain numbers'
 
 @test_case(points=2, hidden=True, 
-    failure_message="A network trained with your TrainTwoSentences for 150 steps did not get better (its DiffusionLoss, measured by the test, barely moved). Does every step call loss.backward() and opt.step(), with an optimizer made from net.parameters()?")
+    failure_message="A network trained with your TrainTwoSentences for 150 steps did not get better (its DiffusionLoss, measured by the autograder, barely moved). Does every step call loss.backward() and then opt.step(), with an optimizer made from the parameters of the network you were given?")
 def test_trains(TrainTwoSentences):
     import torch
-    from course import DiffusionLoss, MASK, NoTalking, SamplePInit, vocab
+    from course import MASK, DiffusionLoss, NoTalking, SamplePInit, vocab
+    from course.handles import given, student
+    TrainTwoSentences = student(TrainTwoSentences)
 
-    def measure(net):
+    def measure(params):
+        copy = NoTalking(len(vocab), dim=16)
+        copy.load_state_dict({name: value.float() for name, value in params.items()})
         torch.manual_seed(123)
-        x_0 = torch.stack([SamplePInit() for b in range(2048)]).to(next(net.parameters()).device)
+        x_0 = torch.stack([SamplePInit() for b in range(2048)])
         with torch.no_grad():
-            return DiffusionLoss(net, x_0, MASK).item()
+            return DiffusionLoss(copy, x_0, MASK).item()
     torch.manual_seed(1)
-    net = NoTalking(len(vocab), dim=16)
-    before = measure(net)
-    torch.manual_seed(2)
-    losses = TrainTwoSentences(net, steps=150)
-    after = measure(net)
-    assert after < before - 1.0, f'loss {before:.2f} -> {after:.2f}'
-    assert len(losses) == 150, 'not 150 losses'
-    assert all((float(l) == float(l) and float(l) >= 0 for l in losses)), 'losses are not finite numbers'
+    net = given('NoTalking')(len(vocab), dim=16)
+    before = measure(net.params())
+    TrainTwoSentences(net, steps=150)
+    after = measure(net.params())
+    assert after < before - 1.0, f'the loss went from {before:.2f} to {after:.2f}'
 
 @test_case(points=1, hidden=True, 
-    failure_message="The gradients pile up from step to step: call opt.zero_grad() once in every step, before loss.backward().")
+    failure_message="The gradients pile up from step to step: after a few steps of your TrainTwoSentences the network holds the sum of the gradients of all the steps, not of one. Call opt.zero_grad() once in every step, before loss.backward().")
 def test_zero_grad(TrainTwoSentences):
+    import math
     import torch
-    from course import NoTalking, vocab
+    from course import MASK, DiffusionLoss, NoTalking, SamplePInit, vocab
+    from course.handles import given, student
+    TrainTwoSentences = student(TrainTwoSentences)
     torch.manual_seed(3)
-    net = NoTalking(len(vocab), dim=8)
-    piled = []
-    for p in net.parameters():
-        p.register_hook(lambda g, p=p: piled.append(p.grad is not None and bool(p.grad.abs().max() > 0)))
-    TrainTwoSentences(net, steps=5)
-    assert piled and (not any(piled)), 'gradients were not cleared'
+    net = given('NoTalking')(len(vocab), dim=8)
+    start = net.params()
+    result = TrainTwoSentences(net, steps=10)
+    params = net.params()
+    held = 0.0
+    for name in params:
+        where = net
+        for part in name.split('.'):
+            where = getattr(where, part)
+        grad = where.grad.get()
+        if grad is not None:
+            assert type(grad) is torch.Tensor and grad.shape == params[name].shape, 'a strange gradient'
+            held += float((grad.double() ** 2).sum())
+    if held == 0:
+        moved = any((not torch.equal(start[name], params[name]) for name in params if name in start))
+        assert moved or result is not None, 'TrainTwoSentences did nothing'
+        return
+    copy = NoTalking(len(vocab), dim=8)
+    copy.load_state_dict({name: value.float() for name, value in params.items()})
+    one = []
+    for k in range(8):
+        copy.zero_grad()
+        x_0 = torch.stack([SamplePInit() for b in range(64)])
+        DiffusionLoss(copy, x_0, MASK).backward()
+        one.append(math.sqrt(sum((float((p.grad.double() ** 2).sum()) for p in copy.parameters()))))
+    ratio = math.sqrt(held) / (sum(one) / len(one))
+    assert ratio < 3, f'the gradients are {ratio:.1f} times those of one batch'
 

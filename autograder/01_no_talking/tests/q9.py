@@ -8,32 +8,52 @@ points = 3
 @test_case(points=0, hidden=False, 
     failure_message="word_frequencies should be a dictionary from words to numbers that add up to one; frequency_entropy and no_talking_loss should be numbers.")
 def test_format(word_frequencies, frequency_entropy, no_talking_loss):
-    assert isinstance(word_frequencies, dict)
-    assert abs(sum(word_frequencies.values()) - 1) < 1e-06
-    (float(frequency_entropy), float(no_talking_loss))
+    from course.handles import number, student
+    frequencies = student(word_frequencies)
+    assert type(frequencies) is dict and all((type(w) is str for w in frequencies)), 'not a dictionary of words'
+    assert abs(sum((number(p) for p in frequencies.values())) - 1) < 1e-06, 'the frequencies do not add up to one'
+    (number(student(frequency_entropy)), number(student(no_talking_loss)))
 
 @test_case(points=1, hidden=True, 
     failure_message="Some frequencies are off. Each sentence has 4 positions: 'the' fills one of them in both sentences, 'cat' one in the sentence that has probability 0.8, and so on.")
 def test_frequencies(word_frequencies):
     from course import SENTENCES
+    from course.handles import number, student
+    frequencies = student(word_frequencies)
+    assert type(frequencies) is dict, 'not a dictionary'
     truth = {}
     for sentence, prob in SENTENCES.items():
         for word in sentence.split():
             truth[word] = truth.get(word, 0) + prob / 4
-    for word in set(truth) | set(word_frequencies):
-        assert abs(word_frequencies.get(word, 0) - truth.get(word, 0)) < 1e-06, word
+    for word in set(truth) | set(frequencies):
+        assert abs(number(frequencies.get(word, 0)) - truth.get(word, 0)) < 1e-06, f'{word!r} is off'
 
 @test_case(points=1, hidden=True, 
-    failure_message="The entropy should be -sum p log p over the six words, with the natural log: about 1.64.")
-def test_entropy(frequency_entropy):
+    failure_message="The entropy should be -sum p log p over the words of your dictionary, with the natural log (math.log): about 1.64 for the right frequencies.")
+def test_entropy(frequency_entropy, word_frequencies):
     import math
-    p = [0.25, 0.25, 0.2, 0.2, 0.05, 0.05]
-    assert abs(float(frequency_entropy) - -sum((x * math.log(x) for x in p))) < 0.005
+    from course.handles import StudentError, number, student
+    entropy = number(student(frequency_entropy))
+    right = [0.25, 0.25, 0.2, 0.2, 0.05, 0.05]
+    targets = [-sum((p * math.log(p) for p in right))]
+    try:
+        own = [number(p) for p in student(word_frequencies).values()]
+        targets.append(-sum((p * math.log(p) for p in own if p > 0)))
+    except (AttributeError, StudentError, TypeError, ValueError):
+        pass
+    assert min((abs(entropy - t) for t in targets)) < 0.005, 'not -sum p log p'
 
 @test_case(points=1, hidden=True, 
     failure_message="The loss should be four times the entropy (one cost per position, four positions): about 6.55.")
-def test_loss(no_talking_loss):
+def test_loss(no_talking_loss, frequency_entropy):
     import math
-    p = [0.25, 0.25, 0.2, 0.2, 0.05, 0.05]
-    assert abs(float(no_talking_loss) - 4 * -sum((x * math.log(x) for x in p))) < 0.02
+    from course.handles import StudentError, number, student
+    loss = number(student(no_talking_loss))
+    right = [0.25, 0.25, 0.2, 0.2, 0.05, 0.05]
+    targets = [4 * -sum((p * math.log(p) for p in right))]
+    try:
+        targets.append(4 * number(student(frequency_entropy)))
+    except StudentError:
+        pass
+    assert min((abs(loss - t) for t in targets)) < 0.02, 'not four times the entropy'
 

@@ -8,6 +8,16 @@ points = 2
 @test_case(points=0, hidden=False, 
     failure_message="rows_shape should be a shape (a torch.Size or a tuple) and identical_rows a list of row numbers between 0 and 4.")
 def test_format(rows_shape, identical_rows):
-    assert len(tuple(rows_shape)) >= 1
-    assert all((int(i) == i and 0 <= i < 5 for i in identical_rows))
+    import torch
+    from course.handles import number, student
+
+    def numbers(value):
+        if type(value) is torch.Tensor:
+            value = value.tolist()
+        assert type(value) in (list, tuple), 'not a list or a tuple'
+        return [number(n) for n in value]
+    shape = numbers(student(rows_shape))
+    assert len(shape) >= 1 and all((n == int(n) and n >= 0 for n in shape)), 'rows_shape is not a shape'
+    rows = numbers(student(identical_rows))
+    assert all((i == int(i) and 0 <= i < 5 for i in rows)), 'identical_rows is not a list of row numbers'
 

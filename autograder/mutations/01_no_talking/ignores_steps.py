@@ -1,0 +1,15 @@
+# question: q5
+# expect: fail
+# replaces: TrainTwoSentences
+# why: always trains for 1500 steps, whatever steps says (and so returns 1500 losses)
+def TrainTwoSentences(net, steps=1500):
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    losses = []
+    for step in range(1500):
+        opt.zero_grad()
+        x_0 = torch.stack([SamplePInit() for b in range(64)])
+        loss = DiffusionLoss(net, x_0, MASK)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses

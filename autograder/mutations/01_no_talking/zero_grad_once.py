@@ -1,0 +1,15 @@
+# question: q5
+# expect: fail
+# replaces: TrainTwoSentences
+# why: clears the gradients once, before the loop, so they pile up from the second step on
+def TrainTwoSentences(net, steps=1500):
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    opt.zero_grad()
+    losses = []
+    for step in range(steps):
+        x_0 = torch.stack([SamplePInit() for b in range(64)])
+        loss = DiffusionLoss(net, x_0, MASK)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
