@@ -9,15 +9,18 @@ a cap on what it may send back, every message checked field by field), and when 
 cells have run, has the fork server start that submission's *judge* (:mod:`autograder.judge`),
 which runs the tests here, on the grader's side, by sending the submission requests and judging
 the answers. Only the judge's verdicts count; what the submission's process says about itself can
-only cost it points. After each submission the grader kills everything it started and deletes its
-scratch folder. It alone writes the output folder. Exit code 0 when the batch
-finished, whatever the scores; 2 when the command line or the assignment is wrong.
+only cost it points. Each submission's processes run in a cgroup of their own where the machine
+has them (:mod:`autograder.cgroups`); after each submission the grader kills everything it started,
+removes its cgroup, clears its uid's key rings and deletes its scratch folder. It alone writes the
+output folder. Exit code 0 when the batch finished, whatever the scores; 2 when the command line
+or the assignment is wrong.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import resource
 import secrets
 import selectors
 import shutil
@@ -33,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from . import assignment as assignment_mod
-from . import inputs, messages, report, sandbox
+from . import cgroups, inputs, messages, report, sandbox
 from .report import CaseResult, Result
 
 REPO = Path(__file__).resolve().parent.parent
@@ -75,7 +78,10 @@ class Job:
     sub: inputs.Submission
     staging: Path
     uid: int = -1
-    scratch: Path | None = None
+    scratch: Path | None = None           # the scratch folder on the grader's side (user and weak modes)
+    group: cgroups.Group | None = None
+    peak_memory: int | None = None
+    oom: bool = False
     token: str = ""
     started: float = 0.0
     deadline: float = 0.0
@@ -119,28 +125,36 @@ class Job:
 class Grader:
     """Runs a batch: one fork server, ``workers`` slots, one event loop."""
 
-    def __init__(self, args: argparse.Namespace, asg: assignment_mod.Assignment,
-                 subs: list[inputs.Submission]) -> None:
+    def __init__(self, args: argparse.Namespace, asg: assignment_mod.Assignment) -> None:
         self.args = args
         self.asg = asg
-        self.subs = subs
+        self.subs: list[inputs.Submission] = []
         self.results: list[Result] = []
         self.warnings: list[str] = []
         self.sel = selectors.DefaultSelector()
         self.jobs_by_id: dict[str, Job] = {}
         self.restore_modes: dict[str, int] = {}
         self.tests_payload = asg.tests_payload()
+        self.cg: cgroups.Batch | None = None
+        self.cg_note = ""
+        self.pool = None
 
     # ------------------------------------------------------------ set-up
-    def setup(self) -> None:
-        args = self.args
-        requested = None if args.sandbox == "auto" else args.sandbox
-        self.mode = sandbox.detect_mode(requested)
-        base = args.scratch or Path("/var/tmp" if os.path.isdir("/var/tmp") else tempfile.gettempdir())
+    def make_root(self) -> None:
+        """The batch's private folder (before the submissions are collected into its staging)."""
+        base = self.args.scratch or Path("/var/tmp" if os.path.isdir("/var/tmp") else tempfile.gettempdir())
         base.mkdir(parents=True, exist_ok=True)
         self.root = Path(tempfile.mkdtemp(prefix="course-grade-", dir=base))
         os.chmod(self.root, 0o711)
         self.staging = sandbox.make_private_dir(self.root / "staging")
+        self.newroot = self.root / "newroot"     # where a submission builds its new root (isolated)
+        self.newroot.mkdir(mode=0o755)
+
+    def setup(self, subs: list[inputs.Submission]) -> None:
+        args = self.args
+        self.subs = subs
+        requested = None if args.sandbox == "auto" else args.sandbox
+        self.mode = sandbox.detect_mode(requested, str(self.newroot))
         self.out = args.out.resolve()
         for sub in ("results", "feedback"):
             shutil.rmtree(self.out / sub, ignore_errors=True)
@@ -149,18 +163,18 @@ class Grader:
             self.pool = sandbox.UidPool(args.workers)
             self.free_uids = list(reversed(self.pool.uids))
         else:
-            self.pool = None
             self.free_uids = [-1 - i for i in range(args.workers)]
         self.hide = self._secret_paths()
-        self.reach: list[list] = []
-        if self.mode != "weak":
-            self.reach = sandbox.reach_plan(self._needed_paths(), self.root / "hold")
-            if self.reach and self.mode == "user":
+        self.view: list[str] = []
+        if self.mode == "isolated":
+            self.view = self._view_paths()
+        elif self.mode == "user":
+            blocked = sandbox.reach_plan(self._needed_paths())
+            if blocked:
                 self.warnings.append("Python or the course lives in a folder closed to other users "
-                                     f"({self.reach[0][0]}) and mount namespaces are not allowed here: "
+                                     f"({blocked[0]}) and mount namespaces are not allowed here: "
                                      "falling back to the weak mode.")
                 self.mode = "weak"
-                self.reach = []
                 self.pool.release()
                 self.pool = None
                 self.free_uids = [-1 - i for i in range(args.workers)]
@@ -172,37 +186,65 @@ class Grader:
             self._warn_readable_inputs()
         elif self.mode == "weak":
             self.warnings.append(sandbox.MODE_NOTES["weak"])
+        self.cg = cgroups.Batch.open(f"course-grade-{os.getpid()}") if os.geteuid() == 0 else None
+        self.cg_note = self.cg.note if self.cg else (
+            "No cgroups (" + cgroups.last_note.removeprefix("no cgroups: ") + "): memory, process and CPU "
+            "limits applied to each process on its own, not to a submission's processes together.")
+        if self.cg is None:
+            self.warnings.append(self.cg_note)
+        for s in subs:
+            if s.problem and s.problem.startswith("name clash"):
+                self.warnings.append(f"name clash: the row {s.file!r} came from {s.source}")
         self._start_zygote()
 
-    def _keep_paths(self) -> list[str]:
-        """What student code must see: the course, Python and the stories (also below /tmp)."""
-        keep = [REPO, Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
-        stories = self._stories_file()
-        if stories:
-            keep.append(Path(stories).resolve())
-        return sorted({str(p) for p in keep})
-
-    def _secret_paths(self) -> list[str]:
-        """What student code must not see; never a folder that holds the grader, Python or the data."""
-        keep = [REPO, Path(sys.prefix).resolve(), self.root]
-        stories = self._stories_file()
-        if stories:
-            keep.append(Path(stories).resolve())
+    def _secret_candidates(self) -> list[Path]:
+        """What student code must not see (the assignment, the output, the submissions, ...)."""
         candidates = [self.asg.folder, self.out, self.staging,
                       REPO / ".git", REPO / "solutions", REPO / "dev", REPO / "runs"]
         candidates += [p for p in assignment_mod.PACKAGE_DIR.iterdir()
                        if p.is_dir() and p.name != "__pycache__"]
         candidates += [Path(a) for a in self.args.submissions]
+        return [c.resolve() for c in candidates if c.exists()]
+
+    def _secret_paths(self) -> list[str]:
+        """User mode: what to make unreadable; never a folder that holds the grader, Python or the data."""
+        keep = [REPO, Path(sys.prefix).resolve(), self.root]
+        stories = self._stories_file()
+        if stories:
+            keep.append(Path(stories).resolve())
         hide: list[str] = []
-        for c in candidates:
-            c = c.resolve()
-            if not c.exists() or str(c) in hide:
+        for c in self._secret_candidates():
+            if str(c) in hide:
                 continue
             if any(c == k or c in k.parents for k in keep):
-                self.warnings.append(f"not hidden from student code (it holds the grader itself): {c}")
+                if self.mode == "user":
+                    self.warnings.append(f"not hidden from student code (it holds the grader itself): {c}")
                 continue
             hide.append(str(c))
         return sorted(hide, key=lambda s: (s.count("/"), s))
+
+    def _view_paths(self) -> list[str]:
+        """Isolated mode: what the new root shows besides the system folders, read-only: Python and
+        its packages, the course package and the data cache. Not the repository itself (it holds
+        the tests and the solutions), nor any folder that holds something secret."""
+        paths = {Path(p) for p in sys.path if p and os.path.exists(p)}
+        paths |= {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.base_exec_prefix),
+                  Path(sys.executable).resolve().parent, REPO / "course"}
+        cache = Path(os.environ.get("COURSE_DATA_CACHE") or REPO / "data_cache")
+        if cache.is_dir():
+            paths.add(cache)
+        stories = self._stories_file()
+        if stories:
+            paths.add(Path(stories))
+        secrets_ = self._secret_candidates() + [REPO]
+        view = []
+        for p in sorted({p.resolve() for p in paths}):
+            if p == Path("/") or any(s == p or p in s.parents for s in secrets_):
+                if p != REPO:
+                    self.warnings.append(f"not shown to student code (it holds grading material): {p}")
+                continue
+            view.append(str(p))
+        return view
 
     def _needed_paths(self) -> list[Path]:
         paths = [Path(p) for p in sys.path if p and os.path.exists(p)]
@@ -267,13 +309,13 @@ class Grader:
         self.t0 = time.monotonic()
         pending: deque[Job] = deque()
         for i, sub in enumerate(self.subs):
-            if sub.data is None:
+            if sub.path is None:
                 self.results.append(self._unrunnable(sub, sub.problem or "unreadable"))
                 continue
-            staging = self.staging / f"{i:05d}.ipynb"
-            staging.write_bytes(sub.data)
-            sub.data = None
-            pending.append(Job(index=i, sub=sub, staging=staging))
+            # staged as NNNNN.ipynb by inputs.collect; its file name goes beside it, for the child
+            # alone to read (the fork server never sees a student's name)
+            Path(str(sub.path) + ".name").write_text(sub.notebook_name, encoding="utf-8")
+            pending.append(Job(index=i, sub=sub, staging=sub.path))
         bar = self._progress(len(self.subs))
         bar.update(len(self.results))
         running: dict[str, Job] = {}
@@ -306,23 +348,34 @@ class Grader:
         job.uid = uid
         job.token = secrets.token_hex(8)
         real_uid = uid if uid >= 0 else None
-        job.scratch = sandbox.make_scratch(self.root, f"s{job.index:05d}-{job.token[:6]}", real_uid)
+        name = f"s{job.index:05d}-{job.token[:6]}"
+        if self.mode == "isolated":   # a tmpfs in the submission's own mount namespace, nowhere else
+            scratch = sandbox.SCRATCH
+            tmpdir = "/tmp"
+        else:
+            job.scratch = sandbox.make_scratch(self.root, name, real_uid)
+            scratch = str(job.scratch)
+            tmpdir = f"{scratch}/tmp"
+        limits = sandbox.Limits(memory_bytes=int(self.args.memory * 2**30),
+                                cpu_seconds=int(self.args.timeout) + 30)
+        if self.cg is not None:
+            try:
+                job.group = self.cg.create(name, memory_bytes=limits.memory_bytes, max_tasks=limits.max_tasks)
+            except OSError as exc:
+                self.warnings.append(f"no cgroup for {job.sub.file}: {exc}")
         msg_r, msg_w = os.pipe()
         req_r, req_w = os.pipe()
         ans_r, ans_w = os.pipe()
         os.set_blocking(msg_r, False)
         job.msg_r, job.req_w, job.ans_r = msg_r, req_w, ans_r
-        spec = sandbox.SandboxSpec(
-            mode=self.mode, uid=uid, scratch=str(job.scratch), hide=self.hide, reach=self.reach,
-            keep=self._keep_paths(),
-            limits=vars(sandbox.Limits(memory_bytes=int(self.args.memory * 2**30),
-                                       cpu_seconds=int(self.args.timeout) + 30)))
-        job_msg = {
+        spec = sandbox.SandboxSpec(mode=self.mode, uid=uid, scratch=scratch, limits=vars(limits),
+                                   view=self.view, newroot=str(self.newroot),
+                                   cgroup=job.group.procs_files if job.group else [])
+        job_msg = {  # names no submission: the staging file is numbered, the name beside it
             "kind": "submission", "id": job.token, "staging": str(job.staging),
-            "notebook_name": job.sub.notebook_name.replace("/", "_"),
             "sandbox": vars(spec), "repo": str(REPO), "cell_timeout": self.args.cell_timeout,
-            "env": {"HOME": str(job.scratch), "TMPDIR": str(job.scratch / "tmp"), "USER": "course-grader",
-                    "LOGNAME": "course-grader", "MPLCONFIGDIR": str(job.scratch / ".matplotlib"),
+            "env": {"HOME": scratch, "TMPDIR": tmpdir, "USER": "course-grader",
+                    "LOGNAME": "course-grader", "MPLCONFIGDIR": f"{scratch}/.matplotlib",
                     "COURSE_GRADE_JOB": job.token},
         }
         job.started = time.monotonic()
@@ -424,12 +477,16 @@ class Grader:
                 for pid in (job.pid, job.judge_pid):
                     if pid:
                         sandbox.killpg(pid)
+                if job.group is not None:
+                    job.group.kill()
         self.log.close()
         self._start_zygote()
 
     @staticmethod
-    def _lines(job: Job, fd: int, buf_attr: str, cap: int) -> tuple[list[bytes], bool]:
-        """Complete lines available on ``fd``; (lines, closed). Raises OverflowError past ``cap``."""
+    def _lines(job: Job, fd: int, buf_attr: str, cap: int,
+               line_cap: int | None = None) -> tuple[list[bytes], bool]:
+        """Complete lines available on ``fd``; (lines, closed). Raises OverflowError past ``cap``;
+        stops reading when an unfinished line is longer than ``line_cap``."""
         lines: list[bytes] = []
         buf = getattr(job, buf_attr)
         closed = False
@@ -448,6 +505,8 @@ class Grader:
             buf += chunk
             *complete, buf = buf.split(b"\n")
             lines += complete
+            if line_cap is not None and len(buf) > line_cap:
+                break
         setattr(job, buf_attr, buf)
         return lines, closed
 
@@ -456,17 +515,22 @@ class Grader:
         if job.msg_r < 0:
             return
         try:
-            lines, closed = self._lines(job, job.msg_r, "buf", MSG_BYTES_CAP)
+            lines, closed = self._lines(job, job.msg_r, "buf", MSG_BYTES_CAP, messages.MAX_LINE)
         except OverflowError:
             self._kill(job, "grading error: the submission flooded the grader with messages")
             return
+        if len(job.buf) > messages.MAX_LINE and not job.malformed:   # a line that never ends
+            job.malformed = "a message too long"
+            job.buf = b""
+            self._kill(job, "malformed message")
         for line in lines:
             if job.malformed:
                 break
             try:
                 msg = messages.parse_submission(line)
             except messages.Malformed as exc:
-                job.malformed = str(exc)
+                job.malformed = str(exc)     # the row's status; nothing more to learn from it
+                self._kill(job, "malformed message")
                 continue
             self._handle(job, msg)
         if closed:
@@ -497,6 +561,7 @@ class Grader:
             job.done_at = now
         else:
             job.malformed = f"a {t!r} message out of order"
+            self._kill(job, "malformed message")
 
     def _read_judge(self, job: Job) -> None:
         """The judge's verdicts (trusted: the judge runs no student code)."""
@@ -557,7 +622,11 @@ class Grader:
         self._sweep(job)
 
     def _sweep(self, job: Job) -> None:
-        if job.uid >= 0:
+        """Kill every process of the submission: its cgroup at once where there is one (nothing can
+        leave it), else every process of its uid, else (weak mode) its tagged processes."""
+        if job.group is not None:
+            job.group.kill()
+        elif job.uid >= 0:
             sandbox.kill_uid(job.uid)
         elif job.pid:
             sandbox.kill_tagged(self.zygote.pid, job.token)
@@ -584,9 +653,23 @@ class Grader:
         self.free_uids.append(job.uid)
         return self._result(job)
 
+    def _release(self, job: Job) -> None:
+        """What a submission leaves that outlives its processes: its cgroup, its uid's key rings,
+        and in user mode what its uid left in the shared temporary folders and SysV IPC."""
+        if job.group is not None:
+            job.peak_memory = job.group.peak_memory()
+            job.oom = job.group.oom_kills() > 0
+            if not job.group.remove():
+                self.warnings.append(f"the cgroup of {job.sub.file} could not be removed")
+            job.group = None
+        if job.uid >= 0:
+            sandbox.clear_keys(job.uid)
+            if self.mode == "user":
+                sandbox.sweep_uid_files(job.uid)
+
     def _result(self, job: Job) -> Result:
         status, zero = self._status(job)
-        res = Result(file=job.sub.file, stem=job.sub.stem, status=status,
+        res = Result(file=job.sub.file, stem=job.sub.stem, status=status, peak_memory=job.peak_memory,
                      seconds=time.monotonic() - job.started,
                      exec_seconds=((job.done_at or time.monotonic()) - (job.ready_at or job.started)))
         cd = job.cells_done or {}
@@ -657,9 +740,11 @@ class Grader:
             return f"suspicious code: {job.suspicious[0]}{more}; points as earned, read the notebook", False
         return "ok", False
 
-    @staticmethod
-    def _death(job: Job, where: str) -> str:
+    def _death(self, job: Job, where: str) -> str:
         """How the submission's process ended, for its status."""
+        if job.oom:
+            return (f"memory limit: the notebook's processes used more than {self.args.memory:g} GB "
+                    f"together{where}")
         st = job.exit_status or 0
         if os.WIFSIGNALED(st):
             sig = signal.Signals(os.WTERMSIG(st)).name
@@ -677,6 +762,7 @@ class Grader:
         return self._result(job)
 
     def _cleanup(self, job: Job) -> None:
+        self._release(job)
         for fd in (job.msg_r, job.jmsg_r, job.jctl_w, job.req_w, job.ans_r):
             if fd >= 0:
                 try:
@@ -691,24 +777,29 @@ class Grader:
             shutil.rmtree(job.scratch, ignore_errors=True)
         if job.staging and job.staging.name:
             job.staging.unlink(missing_ok=True)
+            Path(str(job.staging) + ".name").unlink(missing_ok=True)
 
     # ------------------------------------------------------------ tear-down
     def close(self) -> None:
-        try:
-            self.sock.close()
-            self.zygote.wait(timeout=10)
-        except Exception:
-            pass
-        if self.zygote.poll() is None:
-            self.zygote.kill()
+        if hasattr(self, "zygote"):
+            try:
+                self.sock.close()
+                self.zygote.wait(timeout=10)
+            except Exception:
+                pass
+            if self.zygote.poll() is None:
+                self.zygote.kill()
+            self.log.close()
         for path, mode in self.restore_modes.items():
             os.chmod(path, mode)
         if self.pool is not None:
             for uid in self.pool.uids:
                 sandbox.kill_uid(uid)
             self.pool.release()
-        self.log.close()
-        shutil.rmtree(self.root, ignore_errors=True)
+        if self.cg is not None:
+            self.cg.close()
+        if hasattr(self, "root"):
+            shutil.rmtree(self.root, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -716,23 +807,29 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
         asg = assignment_mod.load(args.assignment)
-        subs = inputs.collect(args.submissions)
-    except (assignment_mod.AssignmentError, inputs.InputError) as exc:
+    except assignment_mod.AssignmentError as exc:
         print(f"course grade: {exc}", file=sys.stderr)
         return 2
-    if not subs:
-        print("course grade: no notebooks found in " + " ".join(args.submissions), file=sys.stderr)
-        return 2
     t0 = time.monotonic()
-    grader = Grader(args, asg, subs)
+    grader = Grader(args, asg)
     try:
-        grader.setup()
+        grader.make_root()
+        try:  # every notebook is streamed into the batch's private staging folder
+            subs = inputs.collect(args.submissions, grader.staging)
+        except inputs.InputError as exc:
+            print(f"course grade: {exc}", file=sys.stderr)
+            return 2
+        if not subs:
+            print("course grade: no notebooks found in " + " ".join(args.submissions), file=sys.stderr)
+            return 2
+        grader.setup(subs)
         results = grader.run()
     finally:
-        if hasattr(grader, "zygote"):
-            grader.close()
+        grader.close()
     meta = {"workers": args.workers, "mode": grader.mode, "mode_note": sandbox.MODE_NOTES[grader.mode],
-            "warnings": grader.warnings, "wall_seconds": time.monotonic() - t0}
+            "cgroups": grader.cg.kind if grader.cg else "none", "cgroups_note": grader.cg_note,
+            "warnings": grader.warnings, "wall_seconds": time.monotonic() - t0,
+            "grader_peak_memory_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
     report.write_all(grader.out, asg, results, meta)
     ok = sum(1 for r in results if r.status == "ok")
     print(f"graded {len(results)} submissions of {asg.name} in {meta['wall_seconds']:.1f} s "

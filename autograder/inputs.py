@@ -1,30 +1,57 @@
-"""Collecting submissions: notebooks, folders of them, and zips (LMS bulk downloads or one notebook).
+"""Collecting submissions: notebooks, folders of them, and zips (LMS bulk downloads or students' uploads).
 
 Each submission becomes a :class:`Submission` whose ``file`` is the name shown in ``grades.csv``:
 
 - a notebook given on the command line: its file name (``alice.ipynb``);
 - a notebook found in a folder: its path below that folder (``section 1/alice.ipynb``);
 - a zip holding one notebook (a student's own upload): the zip's file name (``alice.zip``);
-- a zip holding several notebooks (Canvas / Moodle bulk download, named after the students):
-  the notebook's path inside the zip (``smithjohn_12345_67890_hw.ipynb``,
-  ``John Smith_123_assignsubmission_file_/hw.ipynb``); a zip inside such a zip counts as that
-  student's upload and keeps its own path.
+- a Canvas or Moodle bulk download (every notebook or zip in it named as those systems name them:
+  ``smithjohn_12345_67890_hw.ipynb``, ``smithjohn_LATE_12345_67890_hw.ipynb``,
+  ``John Smith_123_assignsubmission_file_/hw.ipynb``): the notebook's path inside the zip; a zip
+  inside it is that student's upload, named by its own path;
+- any other zip holding several notebooks: the zip's name, a slash, and the notebook's path inside
+  it (``alice.zip/part1.ipynb``), so that an upload can never name a row like a classmate's.
 
-Zips are never extracted to disk: members are read into memory one at a time, with size caps,
-so a zip cannot write outside the grader's folders or fill the disk. The bytes are not parsed
-here: checking that a notebook is a notebook is the sandboxed runner's job.
+Two rows never share a name: when two submissions would, both rows are renamed
+``NAME (name clash K of N)`` and get a ``name clash`` status instead of grades.
+
+Zips are never extracted: each notebook is streamed, one at a time and in pieces, into the
+grader's private staging folder (``NNNNN.ipynb``: the student's name never becomes a path), and
+a zip is refused as a whole, with a ``rejected upload`` status on its row, when its directory
+holds too many entries, when it would unpack to too much, when one member is compressed
+suspiciously well (a zip bomb), or when a student's zip holds too many notebooks. The bytes are
+not parsed here: checking that a notebook is a notebook is the sandboxed runner's job.
 """
 from __future__ import annotations
 
-import io
 import re
+import tempfile
 import unicodedata
 import zipfile
+import zlib
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 MAX_NOTEBOOK_BYTES = 256 * 2**20
 SKIP_PARTS = {"__MACOSX", ".ipynb_checkpoints"}
+# one zip given by the instructor (typically an LMS bulk download)
+MAX_ZIP_ENTRIES = 20_000
+MAX_ZIP_DIRECTORY_BYTES = 16 * 2**20
+MAX_BULK_BYTES = 8 * 2**30
+# one student's upload (a zip that is not an LMS download, or a zip inside one)
+MAX_UPLOAD_ENTRIES = 1_000
+MAX_UPLOAD_NOTEBOOKS = 20
+MAX_UPLOAD_BYTES = 512 * 2**20
+# a member that unpacks to more than RATIO_FLOOR bytes may be at most MAX_RATIO times its packed size
+MAX_RATIO = 200
+RATIO_FLOOR = 8 * 2**20
+CHUNK = 1 << 20
+NAME_BYTES = 100                   # the notebook's file name in the scratch folder
+STEM_BYTES = 180                   # results/<stem>.json and feedback/<stem>.md
+
+CANVAS = re.compile(r"^[^/_]+_(?:late_)?\d+_\d+_[^/]+$", re.IGNORECASE)
+MOODLE = re.compile(r"^[^/]+_\d+_assign(?:submission|feedback)_[a-z]+_(?:/.+|[^/]+)$")
 
 
 class InputError(ValueError):
@@ -33,13 +60,31 @@ class InputError(ValueError):
 
 @dataclass
 class Submission:
-    """One submission: its row name, a safe file stem, and its bytes (or why there are none)."""
+    """One submission: its row name, a safe file stem, where its bytes are staged (or why there are none)."""
 
     file: str
-    data: bytes | None
+    path: Path | None
     problem: str | None = None
     stem: str = ""
     notebook_name: str = "submission.ipynb"
+    source: str = ""                  # where it came from (the argument, and the member of a zip)
+
+    @property
+    def data(self) -> bytes | None:
+        """The staged bytes (read on demand: never kept in memory)."""
+        return self.path.read_bytes() if self.path is not None else None
+
+
+class _Stage:
+    """Numbered files in the staging folder."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.n = 0
+
+    def next(self, suffix: str = ".ipynb") -> Path:
+        self.n += 1
+        return self.folder / f"{self.n:05d}{suffix}"
 
 
 def _fix_zip_name(info: zipfile.ZipInfo) -> str:
@@ -57,88 +102,185 @@ def _skipped(parts: tuple[str, ...]) -> bool:
     return any(p in SKIP_PARTS or p.startswith("._") for p in parts)
 
 
-def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[bytes | None, str | None]:
-    if info.file_size > MAX_NOTEBOOK_BYTES:
-        return None, f"unreadable notebook: too large ({info.file_size // 2**20} MB)"
+def _cut(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` bytes of UTF-8, never in the middle of a character."""
+    return text.encode("utf-8")[:limit].decode("utf-8", "ignore")
+
+
+def short_name(name: str) -> str:
+    """The file name the notebook gets in its scratch folder: its own base name, at most
+    NAME_BYTES bytes (a long name must not fail the sandbox), never empty nor a path."""
+    base = PurePosixPath(name.replace("\\", "/")).name.replace("\0", "")
+    if base in ("", ".", ".."):
+        return "submission.ipynb"
+    if len(base.encode("utf-8")) <= NAME_BYTES:
+        return base
+    suffix = ".ipynb" if base.lower().endswith(".ipynb") else ""
+    return (_cut(base[: len(base) - len(suffix)], NAME_BYTES - len(suffix)).rstrip() or "submission") + suffix
+
+
+def _copy(src, dest: Path, cap: int) -> str | None:
+    """Stream ``src`` (a binary file object) into ``dest``; a problem when it holds more than ``cap``."""
+    n = 0
+    with open(dest, "wb") as out:
+        while True:
+            chunk = src.read(CHUNK)
+            if not chunk:
+                return None
+            n += len(chunk)
+            if n > cap:
+                return f"too large (over {cap // 2**20} MB)"
+            out.write(chunk)
+
+
+def _stage_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path,
+                  cap: int = MAX_NOTEBOOK_BYTES) -> str | None:
+    if info.file_size > cap:
+        return f"unreadable notebook: too large ({info.file_size // 2**20} MB)"
     try:
         with zf.open(info) as f:
-            data = f.read(MAX_NOTEBOOK_BYTES + 1)
-    except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError) as exc:
-        return None, f"unreadable zip member: {exc}"
-    if len(data) > MAX_NOTEBOOK_BYTES:
-        return None, "unreadable notebook: too large"
-    return data, None
+            problem = _copy(f, dest, cap)
+    except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError, zlib.error, EOFError,
+            ValueError) as exc:
+        dest.unlink(missing_ok=True)
+        return f"unreadable zip member: {str(exc)[:200]}"
+    if problem:
+        dest.unlink(missing_ok=True)
+        return "unreadable notebook: " + problem
+    return None
 
 
-def _zip_members(zf: zipfile.ZipFile) -> list[tuple[str, zipfile.ZipInfo]]:
+def _directory_problem(path: Path) -> str | None:
+    """Refuse a zip whose directory is too big before reading it (zipfile reads it all at once)."""
+    try:
+        with open(path, "rb") as f:
+            end = zipfile._EndRecData(f)  # the end-of-directory record (also ZIP64)
+    except OSError as exc:
+        return f"unreadable zip: {exc.strerror}"
+    if not end:
+        return None                    # not a zip: ZipFile says so
+    entries, size = end[zipfile._ECD_ENTRIES_TOTAL], end[zipfile._ECD_SIZE]
+    if entries > MAX_ZIP_ENTRIES:
+        return f"rejected upload: the zip has {entries} entries (at most {MAX_ZIP_ENTRIES})"
+    if size > MAX_ZIP_DIRECTORY_BYTES:
+        return f"rejected upload: the zip's directory is {size // 2**20} MB"
+    return None
+
+
+def _members(zf: zipfile.ZipFile) -> list[tuple[str, zipfile.ZipInfo]]:
     out = []
     for info in zf.infolist():
         if info.is_dir():
             continue
         name = _fix_zip_name(info)
-        parts = PurePosixPath(name).parts
-        if _skipped(parts):
+        if _skipped(PurePosixPath(name).parts):
             continue
         if name.lower().endswith((".ipynb", ".zip")):
             out.append((name, info))
     return sorted(out, key=lambda t: t[0])
 
 
-def _from_zip(data: bytes, label: str, depth: int = 0) -> list[Submission]:
+def is_lms_download(names: list[str]) -> bool:
+    """Every notebook and zip named as Canvas or Moodle name them in a bulk download."""
+    return bool(names) and all(CANVAS.match(n) or MOODLE.match(n) for n in names)
+
+
+def _caps_problem(zf: zipfile.ZipFile, wanted: list[zipfile.ZipInfo], bulk: bool,
+                  n_notebooks: int) -> str | None:
+    entries = len(zf.infolist())
+    if not bulk and entries > MAX_UPLOAD_ENTRIES:
+        return f"rejected upload: the zip has {entries} entries (at most {MAX_UPLOAD_ENTRIES} in one upload)"
+    if not bulk and n_notebooks > MAX_UPLOAD_NOTEBOOKS:
+        return (f"rejected upload: the zip holds {n_notebooks} notebooks "
+                f"(at most {MAX_UPLOAD_NOTEBOOKS} in one upload)")
+    total = sum(i.file_size for i in wanted)
+    cap = MAX_BULK_BYTES if bulk else MAX_UPLOAD_BYTES
+    if total > cap:
+        return (f"rejected upload: the zip would unpack to {total / 2**20:.0f} MB "
+                f"(at most {cap // 2**20} MB)")
+    for i in wanted:
+        if i.file_size > RATIO_FLOOR and i.file_size > MAX_RATIO * max(1, i.compress_size):
+            return (f"rejected upload: a member unpacks to {i.file_size / 2**20:.0f} MB from "
+                    f"{i.compress_size / 1024:.0f} KB (a zip bomb?)")
+    return None
+
+
+def _from_zip(path: Path, label: str, stage: _Stage, nested: bool = False) -> list[Submission]:
+    problem = _directory_problem(path)
+    if problem:
+        return [Submission(label, None, problem, source=label)]
     try:
-        zf = zipfile.ZipFile(io.BytesIO(data))
-        members = _zip_members(zf)
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        return [Submission(label, None, f"unreadable zip: {exc}")]
-    notebooks = [(n, i) for n, i in members if n.lower().endswith(".ipynb")]
-    inner_zips = [(n, i) for n, i in members if n.lower().endswith(".zip")]
-    if len(notebooks) == 1 and not inner_zips:
-        name, info = notebooks[0]
-        content, problem = _read_member(zf, info)
-        return [Submission(label, content, problem, notebook_name=PurePosixPath(name).name)]
-    if not notebooks and not inner_zips:
-        return [Submission(label, None, "no notebook in the zip")]
-    subs = []
-    for name, info in notebooks:
-        content, problem = _read_member(zf, info)
-        subs.append(Submission(name, content, problem, notebook_name=PurePosixPath(name).name))
-    for name, info in inner_zips:
-        content, problem = _read_member(zf, info)
-        if content is None or depth >= 1:
-            subs.append(Submission(name, None, problem or "zip inside a zip inside a zip"))
-            continue
-        inner = _from_zip(content, name, depth + 1)
-        if len(inner) == 1:
-            subs.extend(inner)
-        else:  # a student's zip holding several notebooks: keep them apart, under the zip's name
-            for s in inner:
-                s.file = f"{name}/{s.file}"
-            subs.extend(inner)
-    return subs
+        zf = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        return [Submission(label, None, f"unreadable zip: {str(exc)[:200]}", source=label)]
+    with zf:
+        try:
+            members = _members(zf)
+        except (zipfile.BadZipFile, ValueError) as exc:
+            return [Submission(label, None, f"unreadable zip: {str(exc)[:200]}", source=label)]
+        notebooks = [(n, i) for n, i in members if n.lower().endswith(".ipynb")]
+        inner_zips = [(n, i) for n, i in members if n.lower().endswith(".zip")]
+        bulk = not nested and is_lms_download([n for n, _ in members])
+        problem = _caps_problem(zf, [i for _, i in members], bulk, len(notebooks))
+        if problem:
+            return [Submission(label, None, problem, source=label)]
+        if len(notebooks) == 1 and not inner_zips and not bulk:
+            name, info = notebooks[0]
+            dest = stage.next()
+            problem = _stage_member(zf, info, dest)
+            return [Submission(label, None if problem else dest, problem, notebook_name=short_name(name),
+                               source=f"{label}: {name}")]
+        if not notebooks and not inner_zips:
+            return [Submission(label, None, "no notebook in the zip", source=label)]
+        subs = []
+        for name, info in notebooks:
+            row = name if bulk else f"{label}/{name}"
+            dest = stage.next()
+            problem = _stage_member(zf, info, dest)
+            subs.append(Submission(row, None if problem else dest, problem, notebook_name=short_name(name),
+                                   source=f"{label}: {name}"))
+        for name, info in inner_zips:
+            row = name if bulk else f"{label}/{name}"
+            if nested:
+                subs.append(Submission(row, None, "rejected upload: a zip inside a zip inside a zip",
+                                       source=f"{label}: {name}"))
+                continue
+            tmp = stage.next(".zip")
+            problem = _stage_member(zf, info, tmp, cap=MAX_UPLOAD_BYTES)
+            if problem:
+                subs.append(Submission(row, None, problem.replace("notebook", "zip"),
+                                       source=f"{label}: {name}"))
+                continue
+            try:
+                subs.extend(_from_zip(tmp, row, stage, nested=True))
+            finally:
+                tmp.unlink(missing_ok=True)
+        return subs
 
 
-def _read_file(path: Path) -> tuple[bytes | None, str | None]:
+def _one(path: Path, label: str, stage: _Stage) -> list[Submission]:
+    if path.suffix.lower() == ".zip":
+        return _from_zip(path, label, stage)
     try:
         size = path.stat().st_size
         if size > MAX_NOTEBOOK_BYTES:
-            return None, f"unreadable notebook: too large ({size // 2**20} MB)"
-        return path.read_bytes(), None
+            return [Submission(label, None, f"unreadable notebook: too large ({size // 2**20} MB)",
+                               source=str(path))]
+        dest = stage.next()
+        with open(path, "rb") as f:
+            problem = _copy(f, dest, MAX_NOTEBOOK_BYTES)
     except OSError as exc:
-        return None, f"unreadable file: {exc.strerror}"
+        return [Submission(label, None, f"unreadable file: {exc.strerror}", source=str(path))]
+    if problem:
+        dest.unlink(missing_ok=True)
+        return [Submission(label, None, "unreadable notebook: " + problem, source=str(path))]
+    return [Submission(label, dest, None, notebook_name=short_name(path.name), source=str(path))]
 
 
-def _one(path: Path, label: str) -> list[Submission]:
-    if path.suffix.lower() == ".zip":
-        data, problem = _read_file(path)
-        if data is None:
-            return [Submission(label, None, problem)]
-        return _from_zip(data, label)
-    data, problem = _read_file(path)
-    return [Submission(label, data, problem, notebook_name=path.name)]
-
-
-def collect(args: list[str]) -> list[Submission]:
-    """All submissions named by ``args`` (files, folders, zips), with unique ``file`` names and stems."""
+def collect(args: list[str], staging: Path | None = None) -> list[Submission]:
+    """All submissions named by ``args`` (files, folders, zips), staged into ``staging`` (a private
+    folder; a new temporary one if None), with unique ``file`` names and stems."""
+    stage = _Stage(Path(tempfile.mkdtemp(prefix="course-inputs-")) if staging is None else staging)
     subs: list[Submission] = []
     for arg in args:
         path = Path(arg)
@@ -147,9 +289,9 @@ def collect(args: list[str]) -> list[Submission]:
                            if p.is_file() and p.suffix.lower() in (".ipynb", ".zip")
                            and not _skipped(p.relative_to(path).parts))
             for p in found:
-                subs.extend(_one(p, unicodedata.normalize("NFC", p.relative_to(path).as_posix())))
+                subs.extend(_one(p, unicodedata.normalize("NFC", p.relative_to(path).as_posix()), stage))
         elif path.is_file():
-            subs.extend(_one(path, unicodedata.normalize("NFC", path.name)))
+            subs.extend(_one(path, unicodedata.normalize("NFC", path.name), stage))
         else:
             raise InputError(f"no such file or folder: {arg}")
     _make_unique(subs)
@@ -157,21 +299,39 @@ def collect(args: list[str]) -> list[Submission]:
 
 
 def safe_stem(file: str) -> str:
-    """A file-name-safe stem for results/ and feedback/: folders joined by '__', odd characters replaced."""
+    """A file-name-safe stem for results/ and feedback/: folders joined by '__', odd characters
+    replaced, at most STEM_BYTES bytes."""
     stem = file[:-6] if file.lower().endswith(".ipynb") else file
     stem = stem.replace("/", "__").replace("\\", "__")
     stem = re.sub(r"[\x00-\x1f\x7f:*?\"<>|]", "_", stem).strip(" .")
-    return stem[:150] or "submission"
+    return _cut(stem, STEM_BYTES).strip(" .") or "submission"
+
+
+def clash_label(name: str, k: int, n: int) -> str:
+    return f"{name} (name clash {k} of {n})"
 
 
 def _make_unique(subs: list[Submission]) -> None:
-    seen: dict[str, int] = {}
-    for s in subs:
-        if s.file in seen:
-            seen[s.file] += 1
-            s.file = f"{s.file} ({seen[s.file]})"
-        else:
-            seen[s.file] = 1
+    """Rows with the same name are all renamed and get a status instead of grades: which of them
+    is the student's cannot be known (an upload may name its notebooks like a classmate's)."""
+    for _ in range(5):
+        groups: dict[str, list[Submission]] = defaultdict(list)
+        for s in subs:
+            groups[s.file].append(s)
+        clashes = {name: group for name, group in groups.items() if len(group) > 1}
+        if not clashes:
+            break
+        for name, group in clashes.items():
+            for k, s in enumerate(group, 1):
+                s.file = clash_label(name, k, len(group))
+                s.problem = (f"name clash: {len(group)} submissions are named {name!r}; none of them "
+                             "was graded (grade them apart)")
+                if s.path is not None:
+                    s.path.unlink(missing_ok=True)
+                    s.path = None
+    else:  # pragma: no cover - names built to clash with clash labels, five rounds deep
+        for i, s in enumerate(subs):
+            s.file = f"{s.file} #{i}"
     stems: set[str] = set()
     for s in subs:
         stem = safe_stem(s.file)

@@ -5,7 +5,9 @@ assignment's order, ``total_points_earned``, ``percent_correct`` (a fraction, 0 
 automatically graded points) and ``grading_status``. Questions graded by hand (``manual: true``)
 keep their column, left empty for the instructor to fill in; they count neither in the total nor
 in the percentage. Rows are sorted by ``file`` and the file holds no times, so the same
-submissions always give the same bytes.
+submissions always give the same bytes. A text cell that a spreadsheet would read as a formula
+(it starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) gets a leading apostrophe,
+as OWASP advises against CSV injection: spreadsheets show it as text.
 """
 from __future__ import annotations
 
@@ -50,6 +52,7 @@ class Result:
     tests_ran: bool = False
     seconds: float = 0.0
     exec_seconds: float = 0.0
+    peak_memory: int | None = None       # bytes, all the submission's processes together (its cgroup)
 
     @property
     def total(self) -> float:
@@ -65,18 +68,30 @@ def percent(total: float, possible: float) -> float:
     return total / possible if possible else 0.0
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def text_cell(text: str) -> str:
+    """A CSV cell that no spreadsheet runs as a formula (``=HYPERLINK(...)`` becomes ``'=HYPERLINK(...)``)."""
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
 def grades_csv(assignment: Assignment, results: list[Result]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["file"] + [q.name for q in assignment.questions]
                + ["total_points_earned", "percent_correct", "grading_status"])
     for r in sorted(results, key=lambda r: r.file):
-        row = [r.file]
+        row = [text_cell(r.file)]
         for q in assignment.questions:
             row.append("" if q.manual else num(r.question_points.get(q.name, 0.0)))
-        row += [num(r.total), num(percent(r.total, assignment.max_points)), r.status]
+        row += [num(r.total), num(percent(r.total, assignment.max_points)), text_cell(r.status)]
         w.writerow(row)
     return buf.getvalue()
+
+
+def _mb(n: int | None) -> float | None:
+    return None if n is None else round(n / 2**20, 1)
 
 
 def result_json(assignment: Assignment, r: Result) -> str:
@@ -96,6 +111,7 @@ def result_json(assignment: Assignment, r: Result) -> str:
                    **({"detail": c.detail} if c.detail else {})} for c in r.cases],
         "cell_errors": r.cell_errors,
         "tampering": r.tampering,
+        "peak_memory_mb": _mb(r.peak_memory),
         "output": r.output,
     }
     return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
@@ -164,6 +180,10 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict) -> st
     mode = meta.get("mode", "")
     cls = "warn" if mode != "isolated" else ""
     out.append(f"<p class='{cls}'>Sandbox mode <b>{esc(mode)}</b>: {esc(meta.get('mode_note', ''))}</p>")
+    if meta.get("cgroups_note"):
+        cls = "warn" if meta.get("cgroups") == "none" else ""
+        out.append(f"<p class='{cls}'>Resource control <b>{esc(str(meta.get('cgroups')))}</b>: "
+                   f"{esc(meta['cgroups_note'])}</p>")
     for w in meta.get("warnings", []):
         out.append(f"<p class='warn'>{esc(w)}</p>")
     out.append("<h2>Score histogram</h2><p>All rows, percent of the automatically graded points.</p>"
@@ -214,8 +234,10 @@ def write_all(out_dir: Path, assignment: Assignment, results: list[Result], meta
         (out_dir / "feedback" / f"{r.stem}.md").write_text(feedback_md(assignment, r), encoding="utf-8")
     (out_dir / "grades.csv").write_text(grades_csv(assignment, results), encoding="utf-8")
     timings = {"wall_seconds": round(meta.get("wall_seconds", 0.0), 3), "workers": meta.get("workers"),
+               "grader_peak_memory_mb": meta.get("grader_peak_memory_mb"),
                "submissions": [{"file": r.file, "seconds": round(r.seconds, 3),
-                                "exec_seconds": round(r.exec_seconds, 3)}
+                                "exec_seconds": round(r.exec_seconds, 3),
+                                "peak_memory_mb": _mb(r.peak_memory)}
                                for r in sorted(results, key=lambda r: r.file)]}
     (out_dir / "timings.json").write_text(json.dumps(timings, indent=1, ensure_ascii=False) + "\n",
                                           encoding="utf-8")

@@ -7,12 +7,14 @@ job's child; the zygote answers with the child's pid and, later, its exit status
 
 Two kinds of children:
 
-- a *submission* child closes every descriptor but its own pipes, walls itself in
-  (:mod:`autograder.sandbox`), reads the notebook, snapshots torch / numpy / math / builtins /
-  course, executes the code cells (IPython syntax turned into plain Python, ``%``/``!`` lines made
-  harmless, ``otter_ignore`` cells skipped, a time limit per cell, output kept up to a cap), tells
-  the grader it is done, and from then on only *answers requests* (:class:`course.serve.Server`)
-  that arrive on its ``requests`` pipe, until that pipe closes.
+- a *submission* child closes every descriptor but its own pipes, joins its cgroup and walls
+  itself in (:mod:`autograder.sandbox`: in isolated mode it becomes three processes, the last of
+  which, pid 2 of a new pid namespace, goes on here), reads the notebook, snapshots torch /
+  numpy / math / builtins / course, executes the code cells (IPython syntax turned into plain
+  Python, ``%``/``!`` lines made harmless, ``otter_ignore`` cells skipped, a time limit per cell,
+  output kept up to a cap), tells the grader it is done, and from then on only *answers
+  requests* (:class:`course.serve.Server`) that arrive on its ``requests`` pipe, until that pipe
+  closes.
 - a *judge* child (:mod:`autograder.judge`) runs the tests, in the grader's trust domain: it sends
   those requests and decides what the answers are worth. It never runs student code.
 
@@ -37,7 +39,10 @@ from typing import Any
 PRELOAD = ["numpy", "torch", "torch.nn", "torch.nn.functional", "torch.optim", "torch._dynamo", "matplotlib",
            "matplotlib.pyplot", "course", "course.plots",
            "course.training", "course.stories", "course.wire", "course.serve", "course.handles",
-           "course.rules", "autograder.judge", "IPython.core.inputtransformer2"]
+           "course.rules", "autograder.judge", "IPython.core.inputtransformer2",
+           # the submission's process needs these after it has entered its new root, where the
+           # autograder package (it holds the tests) is not in view
+           "autograder.sandbox", "autograder.cgroups", "autograder.snapshot", "tempfile", "random"]
 OUTPUT_CAP = 64 * 1024
 MESSAGE_CAP = 4000
 
@@ -45,8 +50,13 @@ MESSAGE_CAP = 4000
 # ---------------------------------------------------------------- zygote
 
 def zygote_main(sock_fd: int) -> None:
-    """Serve fork requests on ``sock_fd`` until it closes."""
-    import selectors
+    """Serve fork requests on ``sock_fd`` until it closes.
+
+    The loop waits with plain ``select`` on the socket: no epoll or other kernel object that a
+    child could inherit and use to stall it (a child closes every inherited descriptor anyway,
+    before any student code), and the socket is only read without blocking.
+    """
+    import select
 
     os.environ.setdefault("MPLBACKEND", "Agg")
     for name in PRELOAD:
@@ -59,11 +69,13 @@ def zygote_main(sock_fd: int) -> None:
     sock = socket.socket(fileno=sock_fd)
     sock.setblocking(True)
     jobs: dict[int, str] = {}
-    sel = selectors.DefaultSelector()
-    sel.register(sock, selectors.EVENT_READ)
     sock.send(json.dumps({"t": "up"}).encode())
     while True:
-        for _key, _ in sel.select(timeout=0.05):
+        try:
+            readable, _, _ = select.select([sock], [], [], 0.05)
+        except InterruptedError:
+            readable = []
+        for _ in readable:
             try:
                 msg, fds, _flags, _addr = socket.recv_fds(sock, 1 << 20, 4, socket.MSG_DONTWAIT)
             except BlockingIOError:
@@ -77,7 +89,6 @@ def zygote_main(sock_fd: int) -> None:
                 code = 70
                 try:
                     os.setsid()
-                    sel.close()
                     sock.close()
                     close_other_fds(fds)
                     if job.get("kind") == "judge":
@@ -103,8 +114,10 @@ def zygote_main(sock_fd: int) -> None:
 
 
 def close_other_fds(keep: list[int]) -> None:
-    """Close every inherited descriptor but ``keep`` (the fork server's socket and selector, the
-    grader's log, other children's pipes: nothing a submission may touch)."""
+    """Close every inherited descriptor from 3 up but ``keep`` (the fork server's socket, the
+    grader's log, other children's pipes, anything a library opened: nothing a submission may
+    touch). 0, 1 and 2 are the fork server's (/dev/null and its log); the submission's process
+    points them at /dev/null before any student code."""
     keep = sorted(set(keep))
     low = 3
     for fd in keep + [2**31 - 1]:
@@ -313,10 +326,17 @@ def child_main(job: dict, msg_fd: int, requests_fd: int, answers_fd: int) -> int
     from . import sandbox
     from .snapshot import Snapshot
 
+    # the notebook and its file name come from the staging folder, read here (after the fork):
+    # the fork server's memory never holds a student's name or notebook
     with open(job["staging"], "rb") as f:
         data = f.read()
     try:
-        sandbox.enter(job["sandbox"], job["notebook_name"], data)
+        with open(job["staging"] + ".name", encoding="utf-8") as f:
+            notebook_name = f.read() or "submission.ipynb"
+    except OSError:
+        notebook_name = "submission.ipynb"
+    try:
+        sandbox.enter(job["sandbox"], notebook_name, data)
     except Exception as exc:
         chan.send(t="fatal", reason=f"sandbox setup failed: {exc}")
         return 3
@@ -353,7 +373,7 @@ def child_main(job: dict, msg_fd: int, requests_fd: int, answers_fd: int) -> int
 
     sys.stdout = sys.stderr = out  # type: ignore[assignment]
     sys.stdin = io.StringIO()
-    sys.argv = [job["notebook_name"]]
+    sys.argv = [notebook_name]
     errors: list[dict] = []
     cell_timeout = job["cell_timeout"]
     _seed_everything()

@@ -2,64 +2,109 @@
 
 Three modes, chosen once per batch by :func:`detect_mode`:
 
-``isolated`` (the grader runs as root and the kernel allows mount and network namespaces)
-    Each submission runs as its own unprivileged uid (one per worker slot, no login, not in
-    /etc/passwd), in a private mount namespace where the grading material, the output folder,
-    the submissions and the repository's ``.git``, ``solutions/`` and ``dev/`` are covered by
-    empty read-only file systems, with no network, a private ``/tmp`` and a size-capped scratch
-    folder that vanishes with it.
+``isolated`` (the grader runs as root and the kernel allows mount, pid, IPC and network namespaces)
+    Each submission runs as an unprivileged uid (one per worker slot, no login, not in
+    /etc/passwd) in namespaces of its own: a pid namespace (it sees only its own processes; when
+    its init ends, every process in it ends), an IPC namespace (SysV shared memory, semaphores,
+    message queues and POSIX queues are its own and vanish with it), a network namespace with no
+    network, a fresh session key ring, and a mount namespace whose root is a new, read-only file
+    system holding only what the notebook needs: /usr, /etc and the other system folders,
+    Python, its packages, the ``course`` package and the data cache, bound read-only; /dev with
+    null, zero, full, random and urandom; its own /proc; and empty size-capped /tmp, /var/tmp,
+    /dev/shm, /run/lock and scratch folder that exist nowhere else. Nothing else of the machine
+    (the grading material, the output, other submissions, home folders) is in its view at all:
+    a list of what to show, not of what to hide, so nothing is visible by omission.
 ``user`` (root, but no namespaces)
     The same unprivileged uids; the secret folders are made unreadable to other users with
-    ``chmod go-rwx`` instead of being hidden; the network stays reachable.
+    ``chmod go-rwx`` instead of being hidden; the network stays reachable; what the uid leaves in
+    /tmp, /var/tmp, /dev/shm, /run/lock and SysV IPC is deleted after each submission.
 ``weak`` (not root)
     Student code runs as the grader's own user. Limits, process groups, scratch folders and
     clean-up still apply, but student code could read anything the grader can read (hidden tests
     included) while it runs. ``report.html`` says so.
 
 In every mode the parent alone writes the results, each submission gets a new session and
-process group, resource limits (memory, processes, file size, CPU time), and after it is graded
-every process it started is killed, also those that left its session.
+process group, resource limits (memory, processes, file size, CPU time) and, where the machine
+has them, a cgroup for its whole process tree (:mod:`autograder.cgroups`); after it is graded
+every process it started is killed, also those that left its session, and the user key rings of
+its uid are cleared.
+
+The process tree of one submission in isolated mode (all in its cgroup)::
+
+    fork server (root)
+      └ outer (root, the fork server's view): waits, then exits as the notebook's process did
+          └ init (root, pid 1 of the new pid namespace): builds the new root, reaps orphans
+              └ the notebook's process (sandbox uid, pid 2): runs the cells, answers requests
 """
 from __future__ import annotations
 
 import ctypes
 import fcntl
 import os
+import platform
 import resource
 import signal
 import stat
+import struct
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
 
+from . import cgroups
+
 CLONE_NEWNS = 0x00020000
+CLONE_NEWCGROUP = 0x02000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
+NAMESPACES = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET
 MS_RDONLY = 1
 MS_NOSUID = 2
 MS_NODEV = 4
+MS_NOEXEC = 8
+MS_REMOUNT = 32
 MS_BIND = 4096
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
-MS_MOVE = 8192
+MNT_DETACH = 2
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_CHILD_SUBREAPER = 36
+SYSCALLS = {  # (pivot_root, keyctl) by machine
+    "x86_64": (155, 250), "aarch64": (41, 219), "arm64": (41, 219), "ppc64le": (203, 271),
+    "s390x": (217, 280), "riscv64": (41, 219),
+}
+KEYCTL_JOIN_SESSION_KEYRING = 1
+KEYCTL_CLEAR = 7
+KEYCTL_GET_PERSISTENT = 22
+KEY_SPEC_PROCESS_KEYRING = -2
+KEY_SPEC_USER_KEYRING = -4
+KEY_SPEC_USER_SESSION_KEYRING = -5
 
 UID_BASE = int(os.environ.get("COURSE_GRADER_UID_BASE", "61000"))
 LOCK_DIR = Path(os.environ.get("COURSE_GRADER_LOCK_DIR", "/tmp"))
+SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+# what the new root shows of the machine, read-only (a symbolic link is copied as a link)
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys")
+DEVICES = ("null", "zero", "full", "random", "urandom")
+SCRATCH = "/home/student"                  # the scratch folder's path inside the new root
 
 MODE_NOTES = {
-    "isolated": "Student code ran as an unprivileged user in a private mount namespace with no network; "
-                "grading material, other submissions and this folder were hidden from it.",
+    "isolated": "Student code ran as an unprivileged user in its own pid, IPC, network and mount namespaces, "
+                "with a new read-only root holding only the system, Python and the course package: "
+                "grading material, other submissions and this folder were not in its view; /tmp, "
+                "/var/tmp, /dev/shm and /run/lock were its own; no network.",
     "user": "Student code ran as an unprivileged user; the grading material was made unreadable to it "
-            "with file permissions (no mount namespaces here, network reachable).",
+            "with file permissions (no namespaces here: network reachable, /tmp and IPC shared while "
+            "it ran, cleaned after).",
     "weak": "WEAKER MODE: the grader did not run as root, so student code ran as the grader's own user "
             "and could have read the hidden tests and the output folder while it ran. Process groups, "
             "limits and clean-up still applied. Grade as root for full isolation.",
 }
 
 _libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
 
 
 class SandboxError(RuntimeError):
@@ -73,22 +118,27 @@ class Limits:
     memory_bytes: int
     cpu_seconds: int
     max_processes: int = 128
+    max_tasks: int = 512                  # processes and threads of the whole tree (cgroup pids.max)
     max_file_bytes: int = 256 * 2**20
     scratch_bytes: int = 512 * 2**20
+    tmp_bytes: int = 256 * 2**20          # each of the private /tmp, /var/tmp, /dev/shm
     max_open_files: int = 1024
 
 
 @dataclass
 class SandboxSpec:
-    """Everything the child needs to wall itself in (sent to the runner as JSON)."""
+    """Everything the child needs to wall itself in (sent to the runner as JSON).
+
+    It names no submission: paths are the batch's own folders, the child's scratch and what the
+    new root shows (``view``)."""
 
     mode: str
     uid: int
     scratch: str
-    hide: list[str] = field(default_factory=list)
     limits: dict = field(default_factory=dict)
-    reach: list[list] = field(default_factory=list)
-    keep: list[str] = field(default_factory=list)   # must stay visible (the course, Python, data)
+    view: list[str] = field(default_factory=list)    # bound read-only into the new root
+    newroot: str = ""                                # an empty folder to build the new root on
+    cgroup: list[str] = field(default_factory=list)  # cgroup.procs files to join first
 
 
 def _check(ret: int, what: str) -> None:
@@ -109,30 +159,60 @@ def mount(source: str | None, target: str, fstype: str | None, flags: int, data:
            f"mount {target}")
 
 
+def _syscall(index: int, *args: int | bytes | None) -> int:
+    numbers = SYSCALLS.get(platform.machine())
+    if numbers is None:
+        raise SandboxError(f"unknown machine {platform.machine()!r}")
+    conv = [ctypes.c_long(a) if isinstance(a, int) else a for a in args]
+    return _libc.syscall(ctypes.c_long(numbers[index]), *conv)
+
+
+def pivot_root(new: str, old: str) -> None:
+    _check(0 if _syscall(0, new.encode(), old.encode()) == 0 else -1, "pivot_root")
+
+
+def keyctl(*args: int | bytes) -> int:
+    return _syscall(1, *args)
+
+
 def set_child_subreaper() -> None:
     """Orphans of our children come back to us (so that they are reaped, not left as zombies)."""
     _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
-def _probe_namespaces() -> bool:
+def _probe_namespaces(newroot: str) -> bool:
+    """Can a child get the isolated mode's namespaces and a new root here?"""
     pid = os.fork()
     if pid == 0:  # pragma: no cover - child
+        code = 1
         try:
-            unshare(CLONE_NEWNS | CLONE_NEWNET)
-            mount(None, "/", None, MS_REC | MS_PRIVATE)
-            mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m")
-            os._exit(0)
+            unshare(NAMESPACES)
+            inner = os.fork()
+            if inner == 0:
+                try:
+                    mount(None, "/", None, MS_REC | MS_PRIVATE)
+                    mount("tmpfs", newroot, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
+                    os.mkdir(newroot + "/proc")
+                    mount("proc", newroot + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+                    os.chdir(newroot)
+                    pivot_root(".", ".")
+                    os._exit(0)
+                except BaseException:
+                    os._exit(1)
+            _, status = os.waitpid(inner, 0)
+            code = os.waitstatus_to_exitcode(status)
         except BaseException:
-            os._exit(1)
+            code = 1
+        os._exit(code)
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status) == 0
 
 
-def detect_mode(requested: str | None = None) -> str:
+def detect_mode(requested: str | None = None, newroot: str | None = None) -> str:
     """The strongest mode this machine allows (or ``requested``, if it is allowed)."""
     if os.geteuid() != 0:
         best = "weak"
-    elif _probe_namespaces():
+    elif newroot and _probe_namespaces(newroot):
         best = "isolated"
     else:
         best = "user"
@@ -203,6 +283,20 @@ def _live_processes_of_uid(uid: int) -> list[psutil.Process]:
     return found
 
 
+def _as_uid(uid: int, action) -> None:
+    """Run ``action()`` in a short-lived child that has become ``uid`` (never in this process)."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - child
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            action()
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
 def kill_uid(uid: int, rounds: int = 50) -> int:
     """Kill every process of ``uid`` (also fork bombs: kill(-1) as that uid is one sweep in the kernel).
 
@@ -212,18 +306,74 @@ def kill_uid(uid: int, rounds: int = 50) -> int:
     for _ in range(rounds):
         if not _live_processes_of_uid(uid):
             return first
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - child
-            try:
-                os.setgroups([])
-                os.setgid(uid)
-                os.setuid(uid)
-                os.kill(-1, signal.SIGKILL)
-            finally:
-                os._exit(0)
-        os.waitpid(pid, 0)
+        _as_uid(uid, lambda: os.kill(-1, signal.SIGKILL))
         time.sleep(0.01)
     return first
+
+
+def clear_keys(uid: int) -> None:
+    """Empty the key rings that outlive a uid's processes (user, user session, persistent), so that
+    the next submission graded as this uid finds nothing in them."""
+    def clear() -> None:
+        for ring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING):
+            keyctl(KEYCTL_CLEAR, ring)
+        persistent = keyctl(KEYCTL_GET_PERSISTENT, -1, KEY_SPEC_PROCESS_KEYRING)
+        if persistent > 0:
+            keyctl(KEYCTL_CLEAR, persistent)
+    try:
+        _as_uid(uid, clear)
+    except OSError:
+        pass
+
+
+def sweep_uid_files(uid: int, folders: tuple[str, ...] = SHARED_TMP) -> list[str]:
+    """User mode: delete what ``uid`` left in the shared temporary folders and in SysV IPC."""
+    import shutil
+    removed = []
+    for folder in folders:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for e in entries:
+            try:
+                if e.stat(follow_symlinks=False).st_uid != uid:
+                    continue
+                if e.is_dir(follow_symlinks=False):
+                    shutil.rmtree(e.path, ignore_errors=True)
+                else:
+                    os.unlink(e.path)
+                removed.append(e.path)
+            except OSError:
+                continue
+    removed += remove_ipc_of(uid)
+    return removed
+
+
+def remove_ipc_of(uid: int) -> list[str]:
+    """Remove the SysV shared memory, message queues and semaphore sets owned by ``uid``."""
+    removed = []
+    for kind, ctl in (("shm", "shmctl"), ("msg", "msgctl"), ("sem", "semctl")):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as f:
+                header, *lines = f.read().splitlines()
+        except OSError:
+            continue
+        cols = header.split()
+        for line in lines:
+            row = dict(zip(cols, line.split(), strict=False))
+            try:
+                if int(row.get("uid", -1)) != uid:
+                    continue
+                ident = int(row["shmid" if kind == "shm" else "msqid" if kind == "msg" else "semid"])
+            except (KeyError, ValueError):
+                continue
+            fn = getattr(_libc, ctl)
+            args = (ctypes.c_int(ident), ctypes.c_int(0), ctypes.c_int(0)) if kind == "sem" else \
+                (ctypes.c_int(ident), ctypes.c_int(0), None)
+            if fn(*args) == 0:           # IPC_RMID is 0
+                removed.append(f"{kind} {ident}")
+    return removed
 
 
 def kill_tagged(root_pid: int, tag: str) -> None:
@@ -248,74 +398,21 @@ def killpg(pgid: int) -> None:
         pass
 
 
-def reach_plan(needed: list[Path], hold_root: Path) -> list[list]:
-    """How to make ``needed`` paths reachable by other users when an ancestor is closed to them.
+def reach_plan(needed: list[Path]) -> list[str]:
+    """Folders on the way to ``needed`` that other users can't enter (Python in /root/.pyenv, say).
 
-    Python may live in a folder only root can enter (``/root/.pyenv``, a home folder). In a mount
-    namespace the child covers each such ancestor with an empty world-readable tmpfs and mounts
-    back only the entries on the way to what it needs. Returns ``[[blocked_dir, [[name, hold], ...]],
-    ...]`` shallowest first; the holds are created here (mount points for the originals).
-    """
-    blocked: dict[Path, set[str]] = {}
+    Only the user mode cares: it has no new root to put such paths in, so it falls back to weak."""
+    blocked = []
     for path in needed:
-        path = path.resolve()
-        parts = path.parts
+        parts = path.resolve().parts
         for i in range(1, len(parts)):
-            anc = Path(*parts[:i])
+            anc = str(Path(*parts[:i]))
             try:
-                if not os.stat(anc).st_mode & 0o001:
-                    blocked.setdefault(anc, set()).add(parts[i])
+                if not os.stat(anc).st_mode & 0o001 and anc not in blocked:
+                    blocked.append(anc)
             except OSError:
                 break
-    plan = []
-    k = 0
-    hold_root.mkdir(exist_ok=True)
-    for anc in sorted(blocked, key=lambda p: len(p.parts)):
-        entries = []
-        for name in sorted(blocked[anc]):
-            hold = hold_root / f"h{k}"
-            k += 1
-            if (anc / name).is_dir():
-                hold.mkdir(exist_ok=True)
-            else:
-                hold.touch()
-            entries.append([name, str(hold)])
-        plan.append([str(anc), entries])
-    return plan
-
-
-def _apply_reach(plan: list[list]) -> None:
-    for anc, entries in plan:  # first keep the originals at their holds...
-        for name, hold in entries:
-            mount(os.path.join(anc, name), hold, None, MS_BIND | MS_REC)
-    for anc, entries in plan:  # ...then cover each closed folder and put them back
-        mount("tmpfs", anc, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
-        for name, hold in entries:
-            target = os.path.join(anc, name)
-            if os.path.isdir(hold):
-                os.mkdir(target)
-            else:
-                open(target, "wb").close()
-            mount(hold, target, None, MS_MOVE)
-
-
-def _private_tmp(tmp: str, keep: list[str]) -> None:
-    """Cover `tmp` with an empty tmpfs, but put back what must stay visible below it (a clone of
-    the course under /tmp, its virtual environment): bound from file descriptors opened before
-    the cover, recursively, so the hiding mounts inside them stay in place."""
-    below = [k for k in keep if k.startswith(tmp.rstrip("/") + "/") and os.path.exists(k)]
-    # a path inside another kept one comes back with it (and must not be re-created over it)
-    below = [k for k in below if not any(k.startswith(o.rstrip("/") + "/") for o in below if o != k)]
-    held = [(k, os.open(k, os.O_PATH)) for k in below]
-    mount("tmpfs", tmp, "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777")
-    for path, fd in held:
-        os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
-        if os.path.isdir(f"/proc/self/fd/{fd}"):
-            os.makedirs(path, exist_ok=True)
-        else:                           # an empty mount point on the new tmpfs; never truncates
-            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
-        mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
-        os.close(fd)
+    return sorted(blocked, key=len)
 
 
 def make_private_dir(path: Path) -> Path:
@@ -326,7 +423,7 @@ def make_private_dir(path: Path) -> Path:
 
 
 def make_scratch(root: Path, name: str, uid: int | None) -> Path:
-    """A fresh scratch folder for one submission: 0700, owned by the sandbox uid."""
+    """A fresh scratch folder for one submission: 0700, owned by the sandbox uid (user and weak modes)."""
     path = root / name
     path.mkdir(mode=0o700)
     if uid is not None:
@@ -355,26 +452,23 @@ def enter(spec: dict, notebook_name: str, notebook_bytes: bytes) -> None:
     """Wall the current process in according to ``spec`` (a :class:`SandboxSpec` as a dict).
 
     Called by the runner in its forked child, as root in ``isolated`` and ``user`` mode, before any
-    student code. Writes the notebook into the scratch folder and leaves the process in it.
+    student code. It first joins the submission's cgroup. In isolated mode it forks twice (see the
+    module's docstring) and returns only in the notebook's process; the two processes above it
+    never return. Writes the notebook into the scratch folder and leaves the process in it.
     """
     mode = spec["mode"]
     uid = spec["uid"]
     scratch = spec["scratch"]
     lim = spec["limits"]
+    if spec.get("cgroup"):
+        cgroups.join(spec["cgroup"])
+        if mode == "isolated":
+            try:
+                unshare(CLONE_NEWCGROUP)      # its /proc/self/cgroup says "/"
+            except SandboxError:
+                pass
     if mode == "isolated":
-        unshare(CLONE_NEWNS | CLONE_NEWNET)
-        mount(None, "/", None, MS_REC | MS_PRIVATE)
-        _apply_reach(spec.get("reach", []))
-        for p in spec["hide"]:
-            if os.path.isdir(p):
-                mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=000")
-            elif os.path.exists(p):
-                mount("/dev/null", p, None, MS_BIND)
-        for tmp in ("/tmp", "/dev/shm", "/var/tmp"):
-            if os.path.isdir(tmp) and not scratch.startswith(tmp.rstrip("/") + "/"):
-                _private_tmp(tmp, spec.get("keep", []))
-        mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV,
-              f"size={lim['scratch_bytes']},mode=0700,uid={uid},gid={uid}")
+        _namespaces(spec)
     nb_path = os.path.join(scratch, notebook_name)
     with open(nb_path, "wb") as f:
         f.write(notebook_bytes)
@@ -389,7 +483,168 @@ def enter(spec: dict, notebook_name: str, notebook_bytes: bytes) -> None:
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
+        # a session key ring of its own (the inherited one is the grader's, readable by its possessor)
+        if keyctl(KEYCTL_JOIN_SESSION_KEYRING, 0) < 0 and mode == "isolated":
+            raise SandboxError(f"no session key ring: {os.strerror(ctypes.get_errno())}")
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+
+
+def _close_all_but(keep: list[int]) -> None:
+    keep = sorted(set(keep))
+    low = 0
+    for fd in keep + [2**31 - 1]:
+        if fd >= low:
+            os.closerange(low, fd)
+        low = max(low, fd + 1)
+
+
+def _set_oom_score(value: int) -> None:
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write(str(value))
+    except OSError:
+        pass
+
+
+def _namespaces(spec: dict) -> None:
+    """Isolated mode: new namespaces, the outer waiter, the init, the new root. Returns in the
+    notebook's process only."""
+    status_r, status_w = os.pipe()
+    _set_oom_score(-1000)                      # an out-of-memory kill should hit the notebook's processes
+    unshare(NAMESPACES)
+    init = os.fork()
+    if init:
+        os.close(status_w)
+        _outer(init, status_r)                 # never returns
+    os.close(status_r)
+    os.umask(0o022)
+    _build_root(spec)                          # a failure here reaches the runner, which reports it
+    notebook = os.fork()
+    if notebook:
+        _init(notebook, status_w)              # never returns
+    os.close(status_w)
+    _set_oom_score(0)
+
+
+def _outer(init: int, status_r: int) -> None:
+    """In the fork server's pid namespace: wait for the init, then end as the notebook's process
+    ended (its wait status comes over a pipe), so the fork server reports it as before."""
+    _close_all_but([status_r])
+    status = None
+    while True:
+        try:
+            _, st = os.waitpid(init, 0)
+            break
+        except ChildProcessError:
+            st = 9
+            break
+    data = b""
+    os.set_blocking(status_r, False)
+    try:
+        data = os.read(status_r, 4)
+    except OSError:
+        pass
+    status = struct.unpack("i", data)[0] if len(data) == 4 else st
+    _exit_as(status)
+
+
+def _exit_as(status: int) -> None:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            signal.pthread_sigmask(signal.SIG_SETMASK, [])
+            signal.signal(sig, signal.SIG_DFL)
+            os.kill(os.getpid(), sig)
+        except (OSError, ValueError):
+            pass
+        os.kill(os.getpid(), signal.SIGKILL)
+    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 70)
+
+
+def _init(notebook: int, status_w: int) -> None:
+    """Pid 1 of the submission's pid namespace: reap orphans until the notebook's process ends,
+    pass on its wait status, and end (which ends every process left in the namespace)."""
+    _close_all_but([status_w])
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGPIPE, signal.SIGALRM):
+        signal.signal(sig, signal.SIG_IGN)
+    while True:
+        try:
+            pid, st = os.waitpid(-1, 0)
+        except ChildProcessError:
+            os._exit(0)
+        if pid == notebook:
+            try:
+                os.write(status_w, struct.pack("i", st))
+            except OSError:
+                pass
+            os._exit(0)
+
+
+def _bind_ro(src: str, dst: str) -> None:
+    if os.path.isdir(src):
+        os.makedirs(dst, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        if not os.path.exists(dst):
+            os.close(os.open(dst, os.O_CREAT | os.O_WRONLY, 0o644))
+    mount(src, dst, None, MS_BIND)
+    mount(None, dst, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def _below(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _build_root(spec: dict) -> None:
+    """The init's mount namespace: a new root holding only the system, Python, the course package
+    and the data (read-only), private /tmp, /var/tmp, /dev/shm, /run/lock, its own /proc and the
+    scratch folder. The old root is detached: nothing else of the machine is reachable."""
+    lim = spec["limits"]
+    new = spec["newroot"].rstrip("/")
+    uid = spec["uid"]
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=0755")
+    # /dev: the harmless devices, bound from the machine's
+    os.mkdir(new + "/dev", 0o755)
+    mount("tmpfs", new + "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=0755")
+    for name in DEVICES:
+        if os.path.exists("/dev/" + name):
+            os.close(os.open(f"{new}/dev/{name}", os.O_CREAT | os.O_WRONLY, 0o666))
+            mount("/dev/" + name, f"{new}/dev/{name}", None, MS_BIND)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, f"{new}/dev/{name}")
+    # writable folders of its own, before the read-only binds (a course kept below /tmp stays on top)
+    private = [("/tmp", lim["tmp_bytes"]), ("/var/tmp", lim["tmp_bytes"]), ("/dev/shm", lim["tmp_bytes"]),
+               ("/run/lock", 8 * 2**20)]
+    for path, size in private:
+        os.makedirs(new + path, exist_ok=True)
+        mount("tmpfs", new + path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size},mode=1777")
+    bound: list[str] = []
+    for path in SYSTEM:
+        if os.path.islink(path):
+            os.symlink(os.readlink(path), new + path)
+        elif os.path.isdir(path):
+            _bind_ro(path, new + path)
+            bound.append(path)
+    view = sorted({os.path.realpath(p) for p in spec.get("view", []) if os.path.exists(p)}, key=len)
+    for path in view:
+        if path in ("/", "") or any(_below(path, b) for b in bound):
+            continue
+        _bind_ro(path, new + path)
+        bound.append(path)
+    os.makedirs(new + "/proc", exist_ok=True)
+    mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
+    scratch = spec["scratch"]
+    os.makedirs(new + scratch, exist_ok=True)
+    mount("tmpfs", new + scratch, "tmpfs", MS_NOSUID | MS_NODEV,
+          f"size={lim['scratch_bytes']},mode=0700,uid={uid},gid={uid}")
+    os.chdir(new)
+    pivot_root(".", ".")
+    _check(_libc.umount2(b".", ctypes.c_int(MNT_DETACH)), "umount the old root")
+    os.chdir("/")
+    mount(None, "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
 def _set_limits(lim: dict, mode: str) -> None:

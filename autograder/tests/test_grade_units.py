@@ -50,12 +50,13 @@ def test_broken_zip_and_missing_path(tmp_path):
         inputs.collect([str(tmp_path / "nope")])
 
 
-def test_duplicate_names_get_unique_files_and_stems(tmp_path):
+def test_duplicate_names_are_a_clash_on_both_rows_with_unique_stems(tmp_path):
     for d in ("x", "y"):
         (tmp_path / d).mkdir()
         (tmp_path / d / "hw.ipynb").write_bytes(b"{}")
     subs = inputs.collect([str(tmp_path / "x" / "hw.ipynb"), str(tmp_path / "y" / "hw.ipynb")])
-    assert [s.file for s in subs] == ["hw.ipynb", "hw.ipynb (2)"]
+    assert [s.file for s in subs] == ["hw.ipynb (name clash 1 of 2)", "hw.ipynb (name clash 2 of 2)"]
+    assert all(s.problem.startswith("name clash: 2 submissions are named 'hw.ipynb'") for s in subs)
     assert len({s.stem for s in subs}) == 2
 
 
