@@ -1,0 +1,267 @@
+"""Fast tests of issue 10's pieces: message checks, upload caps and names, CSV escaping, cgroups
+(a real v1 or v2 hierarchy where this machine has one, and v2 against a fake tree), the user
+mode's clean-up and the key rings. No notebook is executed here."""
+from __future__ import annotations
+
+import csv
+import io
+import os
+import signal
+import time
+import zipfile
+from pathlib import Path
+
+import isolation_attacks as atk
+import pytest
+
+from autograder import assignment, cgroups, inputs, messages, report, sandbox
+
+ROOT = os.geteuid() == 0
+TEST_UID = sandbox.UID_BASE + 4990          # far above the uids a batch takes
+
+
+# ---------------------------------------------------------------- messages
+
+@pytest.mark.parametrize("line, reason", [
+    (b"[" * 100000, "a message nested too deeply"),
+    (b'{"t": "cells_done", "tamper": 1}', "a 'cells_done' message without 'errors'"),
+    (b'{"t": "cells_done", "errors": [], "output": "", "tamper": 1}', "tamper is not a list of text"),
+    (b'{"t": "cells_done", "errors": [{"cell": 1, "kind": "boom", "error": ""}], "output": "", "tamper": []}',
+     "a malformed cell error"),
+    (b'{"t": "cell", "i": -1}', "i is not a cell number"),
+    (b'{"t": "cell", "i": true}', "i is not a cell number"),
+    (b'{"t": "case", "q": "q1"}', "an unknown message 'case'"),
+    (b'{"t": 7}', "a message without a kind"),
+    (b'"ready"', "a message without a kind"),
+    (b'{"t": "ready", "extra": 1}', "unknown fields in a 'ready' message"),
+    (b'{"t": "cell", "i": 1', "a message that is not JSON"),
+    (b"\xff\xfe", "a message that is not JSON"),
+    (b'{"t": "fatal", "reason": "' + b"x" * (2**20) + b'"}', "a message too long"),
+])
+def test_every_malformed_message_kind_is_refused_with_a_reason(line, reason):
+    with pytest.raises(messages.Malformed) as exc:
+        messages.parse_submission(line)
+    assert str(exc.value) == reason
+
+
+def test_well_formed_messages_pass_with_their_fields_capped():
+    msg = messages.parse_submission(b'{"t": "fatal", "reason": "' + b"r" * 1000 + b'"}')
+    assert msg == {"t": "fatal", "reason": "r" * 300}
+
+
+# ---------------------------------------------------------------- uploads
+
+def _zip(tmp: Path, name: str, members: dict[str, bytes]) -> Path:
+    path = tmp / name
+    path.write_bytes(atk.zip_of(members))
+    return path
+
+
+def test_lms_downloads_are_recognised_and_keep_their_names():
+    assert inputs.is_lms_download(["smithjohn_12345_67890_hw.ipynb", "doejane_LATE_1_2_hw-1.ipynb",
+                                   "leeann_3_4_upload.zip"])
+    assert inputs.is_lms_download(["John Smith_123_assignsubmission_file_/hw.ipynb",
+                                   "Li Wei_5_assignsubmission_file_hw.ipynb"])
+    assert not inputs.is_lms_download(["honest_correct.ipynb", "smithjohn_12345_67890_hw.ipynb"])
+    assert not inputs.is_lms_download(["part1.ipynb", "part2.ipynb"])
+    assert not inputs.is_lms_download([])
+
+
+def test_a_students_zip_with_several_notebooks_is_prefixed_with_its_name(tmp_path):
+    z = _zip(tmp_path, "bob.zip", {"hw/part1.ipynb": b"1", "smithjohn_1_2_hw.ipynb": b"2"})
+    subs = inputs.collect([str(z)], tmp_path)
+    assert [(s.file, s.data, s.notebook_name) for s in subs] == [
+        ("bob.zip/hw/part1.ipynb", b"1", "part1.ipynb"), ("bob.zip/smithjohn_1_2_hw.ipynb", b"2",
+                                                          "smithjohn_1_2_hw.ipynb")]
+    assert all(s.path.parent == tmp_path and s.path.name[:5].isdigit() for s in subs)
+
+
+def test_a_zip_inside_a_bulk_download_is_that_students_upload(tmp_path):
+    upload = atk.zip_of({"a.ipynb": b"a", "b.ipynb": b"b"})
+    z = _zip(tmp_path, "bulk.zip", {"smithjohn_1_2_up.zip": upload, "doejane_3_4_hw.ipynb": b"c"})
+    assert sorted(s.file for s in inputs.collect([str(z)], tmp_path)) == [
+        "doejane_3_4_hw.ipynb", "smithjohn_1_2_up.zip/a.ipynb", "smithjohn_1_2_up.zip/b.ipynb"]
+
+
+def test_clash_from_an_upload_marks_both_rows(tmp_path):
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "alice.ipynb").write_bytes(b"real")
+    (tmp_path / "class" / "evil.zip").write_bytes(atk.zip_of({"x/alice.ipynb": b"fake"}))
+    (tmp_path / "more").mkdir()
+    (tmp_path / "more" / "alice.ipynb").write_bytes(b"again")
+    (tmp_path / "stage").mkdir()
+    args = [str(tmp_path / "class"), str(tmp_path / "more" / "alice.ipynb")]
+    subs = inputs.collect(args, tmp_path / "stage")
+    by_file = {s.file: s for s in subs}
+    assert set(by_file) == {"alice.ipynb (name clash 1 of 2)", "alice.ipynb (name clash 2 of 2)", "evil.zip"}
+    assert by_file["evil.zip"].data == b"fake" and by_file["evil.zip"].problem is None
+    assert all(s.path is None and s.problem.startswith("name clash") for s in subs if "clash" in s.file)
+
+
+def _crafted_zip(sizes: list[tuple[int, int]]) -> bytes:
+    """A zip whose directory claims members of (uncompressed, compressed) sizes; no data needed:
+    the caps are checked on the directory before anything is read."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for k, _ in enumerate(sizes):
+            zf.writestr(f"m{k}.ipynb", b"")
+    data = bytearray(buf.getvalue())
+    pos = 0
+    for size, packed in sizes:
+        pos = data.index(b"PK\x01\x02", pos)
+        data[pos + 20:pos + 28] = packed.to_bytes(4, "little") + size.to_bytes(4, "little")
+        pos += 4
+    return bytes(data)
+
+
+@pytest.mark.parametrize("sizes, status", [
+    ([(300 * 2**20, 300 * 2**20)] * 2, "rejected upload: the zip would unpack to 600 MB (at most 512 MB)"),
+    ([(100 * 2**20, 2**18)], "rejected upload: a member unpacks to 100 MB from 256 KB (a zip bomb?)"),
+])
+def test_upload_caps_are_checked_on_the_directory_before_reading(tmp_path, sizes, status):
+    (tmp_path / "up.zip").write_bytes(_crafted_zip(sizes))
+    (sub,) = inputs.collect([str(tmp_path / "up.zip")], tmp_path)
+    assert (sub.file, sub.path, sub.problem) == ("up.zip", None, status)
+
+
+def test_a_zip_bomb_is_refused_without_unpacking_it(tmp_path):
+    import tracemalloc
+    (tmp_path / "bomb.zip").write_bytes(atk.bomb(members=3, size=64 * 2**20))
+    tracemalloc.start()
+    (sub,) = inputs.collect([str(tmp_path / "bomb.zip")], tmp_path)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert sub.problem.startswith("rejected upload: a member unpacks to 64 MB") and peak < 16 * 2**20
+
+
+def test_members_are_streamed_to_staging_in_pieces(tmp_path):
+    import tracemalloc
+    big = b'{"cells": [], "x": "' + b"y" * (40 * 2**20) + b'"}'
+    (tmp_path / "big.zip").write_bytes(atk.zip_of({"a/big.ipynb": big}))
+    tracemalloc.start()
+    (sub,) = inputs.collect([str(tmp_path / "big.zip")], tmp_path)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert sub.problem is None and sub.path.stat().st_size == len(big)
+    assert peak < 8 * 2**20, peak
+
+
+def test_long_names_get_short_scratch_names_and_short_stems():
+    long = "ü" * 200 + ".ipynb"
+    assert inputs.short_name(long).endswith(".ipynb") and len(inputs.short_name(long).encode()) <= 100
+    assert inputs.short_name("../..") == "submission.ipynb"
+    assert inputs.short_name("a/b\\c.ipynb") == "c.ipynb"
+    stem = inputs.safe_stem("x" * 10 + "/" + "😀" * 200 + ".ipynb")
+    assert len(stem.encode()) <= inputs.STEM_BYTES and stem.startswith("xxxxxxxxxx__😀")
+
+
+# ---------------------------------------------------------------- grades.csv
+
+def test_cells_a_spreadsheet_would_run_are_escaped():
+    asg = assignment.load(str(atk.SOLUTION.parent))
+    rows = [report.Result(file=f, stem=str(i), status="ok") for i, f in enumerate(
+        ["=HYPERLINK(\"x\")", "+1.ipynb", "-2.ipynb", "@SUM(A1).ipynb", "\tt.ipynb", "plain.ipynb"])]
+    text = report.grades_csv(asg, rows)
+    files = [r["file"] for r in csv.DictReader(io.StringIO(text))]
+    assert files == ["'\tt.ipynb", "'+1.ipynb", "'-2.ipynb", "'=HYPERLINK(\"x\")", "'@SUM(A1).ipynb",
+                     "plain.ipynb"]
+    assert not [line for line in text.splitlines() if line.startswith(report.FORMULA_START)]
+
+
+# ---------------------------------------------------------------- cgroups
+
+def test_cgroup_v2_files_are_written_as_the_kernel_expects(tmp_path, monkeypatch):
+    here = tmp_path / "grader.scope"
+    here.mkdir()
+    (here / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    (here / "cgroup.subtree_control").write_text("")
+    (here / "cgroup.procs").write_text(f"{os.getpid()}\n")
+    monkeypatch.setattr(cgroups, "mounts", lambda: [("cgroup2", "/", str(tmp_path), set())])
+    monkeypatch.setattr(cgroups, "own_cgroups", lambda: {"": "/grader.scope"})
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    batch = cgroups.Batch.open("course-grade-1", prefer="v2")
+    assert batch is not None and batch.kind == "v2", cgroups.last_note
+    assert (here / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
+    assert (here / "course-grade-1" / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
+    group = batch.create("s00001-abc", memory_bytes=2**30, max_tasks=512)
+    g = here / "course-grade-1" / "s00001-abc"
+    written = [(g / f).read_text() for f in ("memory.max", "pids.max", "cpu.weight")]
+    assert written == [str(2**30), "512", "100"]
+    assert group.procs_files == [str(g / "cgroup.procs")]
+    (g / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n")
+    (g / "memory.peak").write_text("12345\n")
+    assert (group.oom_kills(), group.peak_memory()) == (1, 12345)
+
+
+@pytest.mark.skipif(not ROOT, reason="cgroups need root")
+def test_a_real_cgroup_counts_the_whole_tree_and_kills_it_at_once():
+    batch = cgroups.Batch.open(f"course-grade-{os.getpid()}-unit")
+    if batch is None:
+        pytest.skip(cgroups.last_note)
+    try:
+        group = batch.create("s1", memory_bytes=200 * 2**20, max_tasks=20)
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - child
+            cgroups.join(group.procs_files)
+            forked = 0
+            for _ in range(40):
+                try:
+                    if os.fork() == 0:
+                        os.setsid()
+                        time.sleep(60)
+                        os._exit(0)
+                    forked += 1
+                except OSError:
+                    break
+            os.write(w, bytes([forked]))
+            hog = bytearray(300 * 2**20)
+            for i in range(0, len(hog), 4096):
+                hog[i] = 1
+            time.sleep(60)
+            os._exit(0)
+        os.close(w)
+        forked = os.read(r, 1)[0]
+        _, status = os.waitpid(pid, 0)          # the memory hog dies: over 200 MB together
+        assert forked < 20 and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+        assert group.oom_kills() >= 1 and group.peak_memory() <= 200 * 2**20
+        assert len(group.pids()) == forked      # its children, each in a session of its own
+        group.kill()
+        assert group.pids() == []
+        assert group.remove()
+    finally:
+        batch.close()
+    assert not any(os.path.exists(f) for f in batch.folders.values())
+
+
+# ---------------------------------------------------------------- what outlives a uid's processes
+
+def _as_uid_wait(uid: int, code: str) -> None:
+    sandbox._as_uid(uid, lambda: exec(code, {"sandbox": sandbox, "os": os}))
+
+
+@pytest.mark.skipif(not ROOT, reason="needs root")
+def test_clear_keys_empties_the_user_key_rings():
+    from test_isolation import key_in_rings
+    _as_uid_wait(TEST_UID, "sandbox.keyctl(0, -4, 1)\n"
+                           "import ctypes\n"
+                           "sandbox._libc.syscall(ctypes.c_long(248), b'user', b'unit-key', b'v',"
+                           " ctypes.c_long(1), ctypes.c_long(-4))")
+    assert key_in_rings(TEST_UID, "unit-key")
+    sandbox.clear_keys(TEST_UID)
+    assert not key_in_rings(TEST_UID, "unit-key")
+
+
+@pytest.mark.skipif(not ROOT, reason="needs root")
+def test_user_mode_sweeps_files_and_sysv_ipc_of_its_uid():
+    key = 0x1C0FFE0
+    _as_uid_wait(TEST_UID, f"import ctypes\nlibc = ctypes.CDLL(None)\nlibc.shmget({key}, 4096, 0o1600)\n"
+                           f"libc.msgget({key + 1}, 0o1600)\n"
+                           "open('/dev/shm/unit-sweep', 'w').write('x')\nos.mkdir('/tmp/unit-sweep-dir')")
+    removed = sandbox.sweep_uid_files(TEST_UID)
+    assert "/dev/shm/unit-sweep" in removed and "/tmp/unit-sweep-dir" in removed
+    assert sum(r.startswith(("shm ", "msg ")) for r in removed) >= 2
+    assert not os.path.exists("/dev/shm/unit-sweep") and not os.path.exists("/tmp/unit-sweep-dir")
+    for kind in ("shm", "msg"):
+        with open(f"/proc/sysvipc/{kind}") as f:
+            assert not [ln for ln in f.read().splitlines()[1:] if int(ln.split()[0]) in (key, key + 1)]
