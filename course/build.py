@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -38,7 +39,14 @@ AUTOGRADER = ROOT / "autograder"
 BUILD = AUTOGRADER / "build"
 
 NAMES = ["01_no_talking", "02_with_position", "03_attention", "04_head", "05_multihead",
-         "06_block", "07_my_transformer", "08_causal"]
+         "06_block", "07_my_transformer", "08_causal", "09_gpt"]
+
+# Notebooks that define names of their own which clash with the page's (09 follows the chapter,
+# whose Block(cfg) is not the page's Block(dim, heads, causal)): their given-earlier cell makes the
+# earlier answers inside a function and hands them out as one namespace, e.g. `page.MyTransformer`.
+# Each piece there finds its neighbours (MyTransformer its Block) among that function's own names,
+# so nothing the notebook defines later can change what it does.
+NAMESPACES = {"09_gpt": "page"}
 
 SETUP_TEMPLATE = '''\
 # GIVEN: setup. Run this cell first. On your own computer it finds the course next to this
@@ -87,6 +95,12 @@ print(f"Ready: torch {{torch.__version__}}, running on {{device}}.")'''
 GIVEN_EARLIER_HEADER = '''\
 # GIVEN: reference answers from the earlier notebooks, so that this week starts from working code.
 # (If yours worked, they are the same thing. Read them if you got stuck last week.)'''
+
+GIVEN_NAMESPACE_NOTE = '''\
+# This notebook writes a Block of its own (the chapter's Block(cfg)), so the earlier pieces are made
+# inside a function and kept in `{space}`: {space}.MyTransformer, {space}.Block, {space}.WriteLeftToRight, ...
+# Each of them goes on using the others from `{space}`, whatever you define below.
+from types import SimpleNamespace'''
 
 POINTS_TEMPLATE = ("**Points.** This notebook is worth **{total} points**: {auto} checked by the "
                    "autograder, {manual} read by your instructor (plots and explanations).")
@@ -141,10 +155,65 @@ def earlier_reference_code(name: str) -> list[str]:
             for code in reference_code(earlier)]
 
 
+def defined_names(code: str) -> list[str]:
+    """The names a piece of reference code defines at its top level (def, class, assignment), in order."""
+    import ast
+
+    names: list[str] = []
+    for node in ast.parse(code).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found = [node.name]
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        else:
+            found = []
+        names += [n for n in found if n not in names]
+    return names
+
+
+def latest_definitions(blocks: list[str]) -> list[str]:
+    """The code blocks whose names are not all defined again by a later block (08's causal
+    MyTransformer makes 07's unnecessary), in their order."""
+    names = [set(defined_names(code)) for code in blocks]
+    return [code for i, code in enumerate(blocks)
+            if not names[i] or not names[i] <= set().union(*names[i + 1:])]
+
+
+def given_pieces(name: str) -> list[str]:
+    """The earlier answers exactly as `name`'s given-earlier cell shows them: the reference code of
+    the earlier masters, or, for a notebook in NAMESPACES, the latest definition of each name,
+    indented into the function that makes the namespace."""
+    blocks = earlier_reference_code(name)
+    if name not in NAMESPACES:
+        return blocks
+    return [textwrap.indent(code, "    ") for code in latest_definitions(blocks)]
+
+
+def given_earlier_code(name: str) -> str:
+    """The source of `name`'s given-earlier cell."""
+    pieces = given_pieces(name)
+    if name not in NAMESPACES:
+        return "\n\n\n".join([GIVEN_EARLIER_HEADER] + pieces)
+    space = NAMESPACES[name]
+    names = [n for code in latest_definitions(earlier_reference_code(name)) for n in defined_names(code)]
+    names = list(dict.fromkeys(names))
+    handed = ", ".join(f"{n}={n}" for n in names)
+    returned = "\n".join(textwrap.wrap(f"return SimpleNamespace({handed})", 96,
+                                       initial_indent="    ", subsequent_indent="        ",
+                                       break_long_words=False, break_on_hyphens=False))
+    maker = f"_make_{space}"
+    body = "\n\n".join(pieces)
+    return (f"{GIVEN_EARLIER_HEADER}\n{GIVEN_NAMESPACE_NOTE.format(space=space)}\n\n\n"
+            f"def {maker}():\n{body}\n\n{returned}\n\n\n{space} = {maker}()")
+
+
 def reference_namespace(upto: str = NAMES[-1]) -> dict:
     """Run the reference answers of every master up to and including `upto`; return the namespace.
 
     Benchmarks and tests use this to get the solutions' own classes (WithPosition, MyTransformer, ...).
+    From a notebook in NAMESPACES on, the earlier answers are where that notebook has them
+    (`reference_namespace("09_gpt")["page"].MyTransformer`), beside its own (`GPT`, `Config`).
     """
     import math
 
@@ -169,7 +238,12 @@ def reference_namespace(upto: str = NAMES[-1]) -> dict:
             raise KeyError(key)
 
     namespace = _Lazy(namespace)
-    for name in NAMES[:NAMES.index(upto) + 1]:
+    names = NAMES[:NAMES.index(upto) + 1]
+    spaced = [n for n in names if n in NAMESPACES]
+    if spaced:        # as in that notebook: the earlier answers inside its namespace, then its own
+        exec(compile(given_earlier_code(spaced[-1]), f"<{spaced[-1]} given>", "exec"), namespace)
+        names = names[names.index(spaced[-1]):]
+    for name in names:
         if (SOLUTIONS / f"{name}.ipynb").exists():
             for code in reference_code(name):
                 exec(compile(code, f"<{name} reference>", "exec"), namespace)
@@ -242,7 +316,7 @@ def prepare_master(name: str) -> bool:
         if "setup" in tags:
             cell["source"] = SETUP_TEMPLATE.format(name=name, url=RELEASE_URL)
         elif "given-earlier" in tags:
-            cell["source"] = "\n\n\n".join([GIVEN_EARLIER_HEADER] + earlier_reference_code(name))
+            cell["source"] = given_earlier_code(name)
         elif "points" in tags:
             cell["source"] = _points_line(questions(nb))
     return write_if_changed(normalize(nb, name[:2]), SOLUTIONS / f"{name}.ipynb")

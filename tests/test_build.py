@@ -55,7 +55,7 @@ def test_later_notebooks_give_the_earlier_answers(name):
     cells = nbformat.read(student, as_version=4).cells
     given = next(c.source for c in cells if "given-earlier" in c.metadata.get("tags", []))
     assert given.startswith("# GIVEN")
-    for code in build.earlier_reference_code(name):
+    for code in build.given_pieces(name):
         assert code in given
 
 
