@@ -1,12 +1,21 @@
-"""Benchmark: the default MyTransformer on the stories, as a diffusion model and as a causal model.
+"""Benchmark: the default MyTransformer on the stories, as a diffusion model and as a causal model;
+and the chapter's GPT (notebook 09), with and without dropout.
 
     python benchmarks/stories.py --steps 1500
+    python benchmarks/stories.py --steps 1500 --models gpt --dropouts 0.2 --threads 1
 
 Trains both with the solutions' code and recipe (batch 64, L 32, Adam lr 1e-3 with betas
 (0.9, 0.95), seeded) and reports, for each,
 the loss per token on the training text and on held-out text, and training tokens per second.
 It also times an equal-sized model whose heads are computed with one matrix and
 F.scaled_dot_product_attention, and prints how much faster it is.
+
+`--models gpt`: the chapter's GPT(Config(vocab_size=2002, dropout=p)) of notebook 09 (the master's
+own code) for each p of `--dropouts`, trained left to right with the same recipe and batches as the
+causal MyTransformer (NextTokenLoss), with the same losses per token, and the gap between held-out
+and training loss; then, timed in one run in alternating rounds, training steps of the causal
+MyTransformer, of the GPT as students write it, and of the GPT on the fast path
+(F.scaled_dot_product_attention), with their parameter counts.
 
 Loss per token (the same procedure on training and held-out text):
 - the text is tokenised with the training vocabulary and cut into consecutive windows of L
@@ -50,6 +59,7 @@ from course import (  # noqa: E402
     UndiffuseTemperature,
     pick_device,
 )
+from course.build import reference_namespace  # noqa: E402
 from course.training import STORY_ADAM, Seed, TrainLoop  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data" / "tinystories"      # the offline copies, if here
@@ -220,6 +230,46 @@ def WriteSamples(net: nn.Module, namespace: dict, causal: bool, n: int, L: int) 
     return texts
 
 
+def TrainGPT(p: float, vocab_size: int, args, device: str, make_batch, train_windows: torch.Tensor,
+             heldout_windows: torch.Tensor, mask: int) -> dict:
+    """The chapter's GPT (notebook 09's own code) with dropout p, trained left to right and measured."""
+    namespace = reference_namespace("09_gpt")
+    Seed(args.seed)
+    net = namespace["GPT"](namespace["Config"](vocab_size=vocab_size, dropout=p)).to(device)
+    losses = TrainLoop(net, make_batch, NextTokenLoss, args.steps, lr=args.lr,
+                       betas=(STORY_ADAM["betas"][0], args.beta2), desc=f"gpt, dropout {p}",
+                       progress=not args.no_progress)
+    seconds = TrainLoop.last_seconds
+    heldout = LossPerToken(net, heldout_windows, True, mask)
+    train = LossPerToken(net, train_windows, True, mask)
+    tail = losses[-100:]
+    namespace["WriteLeftToRight"] = namespace["page"].WriteLeftToRight
+    return {"dropout": p, "parameters": ParameterCount(net),
+            "heldout_loss_per_token": round(heldout, 4), "train_loss_per_token": round(train, 4),
+            "gap": round(heldout - train, 4), "final_window_loss": round(sum(tail) / len(tail), 4),
+            "tokens_per_second": round(args.steps * args.batch * args.L / seconds),
+            "seconds": round(seconds, 1),
+            "samples": WriteSamples(net, namespace, True, args.samples, args.L)}
+
+
+def GPTSpeed(vocab_size: int, args, device: str, make_batch) -> dict:
+    """Training steps (NextTokenLoss) of the causal MyTransformer, of the chapter's GPT (dropout 0.2)
+    and of the same GPT on the fast path, timed in alternating rounds in one run."""
+    namespace = reference_namespace("09_gpt")
+    Seed(args.seed)
+    nets = {"my_transformer": namespace["page"].MyTransformer(vocab_size, causal=True)}
+    nets["gpt"] = namespace["GPT"](namespace["Config"](vocab_size=vocab_size, dropout=0.2))
+    nets["gpt_fast"] = namespace["MakeFast"](nets["gpt"])
+    nets = {name: net.to(device) for name, net in nets.items()}
+    seconds = TimeSteps(nets, make_batch, NextTokenLoss, args.speed_steps)
+    tokens = args.batch * args.L
+    return {"steps_timed": args.speed_steps,
+            **{f"{name}_parameters": ParameterCount(net) for name, net in nets.items()},
+            **{f"{name}_tokens_per_second": round(tokens / s) for name, s in seconds.items()},
+            "ratio_gpt": round(seconds["my_transformer"] / seconds["gpt"], 2),
+            "ratio_gpt_fast": round(seconds["my_transformer"] / seconds["gpt_fast"], 2)}
+
+
 def Machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -245,7 +295,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--beta2", type=float, default=STORY_ADAM["betas"][1],
                         help="Adam's beta2 (default: the solutions' %(default)s)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--models", default="diffusion,causal", help="which to train (default both)")
+    parser.add_argument("--models", default="diffusion,causal",
+                        help="which to train: diffusion, causal, gpt (default: diffusion,causal)")
+    parser.add_argument("--dropouts", default="0.2,0.0",
+                        help="with --models gpt: the GPT's dropout, one run each (default: 0.2,0.0)")
     parser.add_argument("--train-loss", choices=["course", "bernoulli"], default="course",
                         help="diffusion training loss: the course's DiffusionLoss (default) or "
                              "BernoulliDiffusionLoss (the number of masks left to chance)")
@@ -294,6 +347,12 @@ def main(argv: list[str] | None = None) -> int:
                      "eval_windows": len(heldout_windows),
                      "load_average_at_start": [round(x, 2) for x in os.getloadavg()]}
     for kind in models:
+        if kind == "gpt":
+            for p in [float(d) for d in args.dropouts.split(",") if d.strip()]:
+                results[f"gpt_dropout{p}"] = TrainGPT(p, vocab_size, args, device, make_batch,
+                                                      train_windows, heldout_windows, mask)
+                print(f"gpt, dropout {p}: {json.dumps(results[f'gpt_dropout{p}'], indent=1)}")
+            continue
         causal = kind == "causal"
         namespace = ReferenceNamespace(causal=causal)
         Seed(args.seed)
@@ -320,6 +379,17 @@ def main(argv: list[str] | None = None) -> int:
         }
         results[kind]["samples"] = WriteSamples(net, namespace, causal, args.samples, args.L)
         print(f"{kind}: {json.dumps(results[kind], indent=1)}")
+
+    if "gpt" in models:
+        results["gpt_speed"] = GPTSpeed(vocab_size, args, device, make_batch)
+        speed = results["gpt_speed"]
+        print(f"gpt speed: the GPT is {speed['ratio_gpt']:.2f}x as fast as the causal MyTransformer "
+              f"({speed['gpt_tokens_per_second']:,} vs {speed['my_transformer_tokens_per_second']:,} "
+              f"tokens/s), {speed['ratio_gpt_fast']:.2f}x on the fast path")
+    if not {"diffusion", "causal"} & set(models):
+        results["load_average"] = [round(x, 2) for x in os.getloadavg()]
+        print(json.dumps(results))
+        return 0
 
     # The speed of the page's MyTransformer against the same network with its heads fused.
     namespace = ReferenceNamespace()
