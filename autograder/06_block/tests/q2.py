@@ -15,7 +15,8 @@ def test_block_shape(Block):
 
     def reference_attention(q, k, v):
         weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
-        return (weights @ v, weights)
+        out = weights @ v
+        return (out, weights)
     torch.manual_seed(0)
     block = Block(32, 4)
     with block.swapped(Attention=reference_attention):
@@ -56,9 +57,9 @@ def test_block_parameter_count(Block, MultiHead):
         return sum((math.prod(s) for s in sizes(net).values()))
     for dim, heads in [(32, 4), (12, 3), (10, 2), (9, 1), (24, 6)]:
         block = Block(dim, heads)
-        for name in ('norm1', 'norm2'):
-            n = count(getattr(block, name))
-            assert n == 2 * dim, f'{name} of Block({dim}, {heads}) has {n} trainable numbers, not 2 * {dim}'
+        for norm in ('norm1', 'norm2'):
+            n = count(getattr(block, norm))
+            assert n == 2 * dim, f'{norm} of Block({dim}, {heads}) has {n} trainable numbers, not 2 * {dim}'
         attention = sizes(MultiHead(dim, heads))
         assert sizes(block.attention) == attention, f'attention of Block({dim}, {heads}) is not a MultiHead({dim}, {heads})'
         mlp = dim * 4 * dim + 4 * dim + 4 * dim * dim + dim
@@ -76,8 +77,8 @@ def test_block_separate_norms(Block):
     Block = student(Block)
     for dim, heads in [(16, 2), (6, 3)]:
         block = Block(dim, heads)
-        for name in ('norm1', 'norm2'):
-            assert getattr(block, name).isa(torch.nn.LayerNorm), f'{name} is not an nn.LayerNorm'
+        for norm in ('norm1', 'norm2'):
+            assert getattr(block, norm).isa(torch.nn.LayerNorm), f'{norm} is not an nn.LayerNorm'
         assert block.norm1.identity() != block.norm2.identity(), 'norm1 and norm2 are the same LayerNorm: make two, each has its own scale and shift'
         found = set(block.params(values=False))
         for name in ('norm1.weight', 'norm1.bias', 'norm2.weight', 'norm2.bias'):
