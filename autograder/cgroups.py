@@ -248,8 +248,13 @@ class Batch:
 
     # ------------------------------------------------------------ finding the hierarchies
     @classmethod
-    def open(cls, name: str, prefer: str | None = None) -> Batch | None:
-        """Make the batch's cgroup; None when this machine gives no usable hierarchy (see last_note)."""
+    def open(cls, name: str, prefer: str | None = None, workers: int = 1) -> Batch | None:
+        """Make the batch's cgroup; None when this machine gives no usable hierarchy (see last_note).
+
+        The batch's own CPU weight is ``workers`` times the default: its submissions share the
+        processors equally among themselves, and together weigh against the rest of the machine
+        as much as ``workers`` processes of their own would (one weight for the whole batch would
+        halve a two-worker batch's share on a busy machine)."""
         global last_note
         if os.geteuid() != 0:
             last_note = "no cgroups: the grader does not run as root"
@@ -267,6 +272,13 @@ class Batch:
             except (OSError, CgroupUnavailable) as exc:
                 notes.append(f"{kind}: {exc}")
                 continue
+            try:
+                if kind == "v2":
+                    _write(batch.folders["v2"] / "cpu.weight", str(min(10_000, 100 * max(1, workers))))
+                else:
+                    _write(batch.folders["cpu"] / "cpu.shares", str(min(262_144, 1024 * max(1, workers))))
+            except OSError:
+                pass
             last_note = batch.note
             return batch
         last_note = "no usable cgroups (" + "; ".join(notes) + ")"

@@ -186,7 +186,8 @@ class Grader:
             self._warn_readable_inputs()
         elif self.mode == "weak":
             self.warnings.append(sandbox.MODE_NOTES["weak"])
-        self.cg = cgroups.Batch.open(f"course-grade-{os.getpid()}") if os.geteuid() == 0 else None
+        self.cg = cgroups.Batch.open(f"course-grade-{os.getpid()}", workers=args.workers) \
+            if os.geteuid() == 0 else None
         self.cg_note = self.cg.note if self.cg else (
             "No cgroups (" + cgroups.last_note.removeprefix("no cgroups: ") + "): memory, process and CPU "
             "limits applied to each process on its own, not to a submission's processes together.")
@@ -836,6 +837,8 @@ def main(argv: list[str] | None = None) -> int:
           f"({ok} ok, {len(results) - ok} not ok; sandbox: {grader.mode}) -> {grader.out / 'grades.csv'}")
     if grader.mode != "isolated":
         print("warning: " + sandbox.MODE_NOTES[grader.mode], file=sys.stderr)
+    if grader.cg is None:
+        print("warning: " + grader.cg_note, file=sys.stderr)
     return 0
 
 

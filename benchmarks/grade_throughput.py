@@ -11,8 +11,9 @@ answer cell put back to the blank prompt), then in one run grades it
 3. one submission after the other with plain ``otter run`` and the assignment's autograder zip,
 
 and prints submissions per minute for each, the ratios, and the grader's overhead per
-submission: (wall time of the --workers 1 run - time spent executing notebooks and tests) / n.
-The last output line is one JSON object with all the numbers.
+submission: (wall time of the --workers 1 run - time spent executing notebooks and tests) / n,
+which includes starting each submission's sandbox (namespaces, new root, cgroup) and cleaning up
+after it. The last output line is one JSON object with all the numbers.
 
 Targets on a 2-core machine: --workers 2 at least 1.7x sequential otter run; overhead under 2 s.
 Without ``--assignment`` it uses the first built course assignment (autograder/build/*-solution.ipynb
@@ -123,6 +124,7 @@ def main(argv: list[str] | None = None) -> dict:
                 executing = sum(t["exec_seconds"] for t in timing["submissions"])
                 res["overhead_per_submission_s"] = round((secs - executing) / args.n, 2)
                 res["executing_per_submission_s"] = round(executing / args.n, 2)
+                res["grader_peak_memory_mb"] = timing.get("grader_peak_memory_mb")
                 print(f"  executing notebooks and tests: {executing / args.n:.2f} s per submission; "
                       f"grader overhead {res['overhead_per_submission_s']:.2f} s per submission", flush=True)
         same = (tmp / "out1" / "grades.csv").read_bytes() == (tmp / "out2" / "grades.csv").read_bytes()

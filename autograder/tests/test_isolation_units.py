@@ -179,10 +179,12 @@ def test_cgroup_v2_files_are_written_as_the_kernel_expects(tmp_path, monkeypatch
     monkeypatch.setattr(cgroups, "mounts", lambda: [("cgroup2", "/", str(tmp_path), set())])
     monkeypatch.setattr(cgroups, "own_cgroups", lambda: {"": "/grader.scope"})
     monkeypatch.setattr(os, "geteuid", lambda: 0)
-    batch = cgroups.Batch.open("course-grade-1", prefer="v2")
+    batch = cgroups.Batch.open("course-grade-1", prefer="v2", workers=2)
     assert batch is not None and batch.kind == "v2", cgroups.last_note
     assert (here / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
     assert (here / "course-grade-1" / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
+    # two workers weigh as two processes against the rest of the machine, not as one
+    assert (here / "course-grade-1" / "cpu.weight").read_text() == "200"
     group = batch.create("s00001-abc", memory_bytes=2**30, max_tasks=512)
     g = here / "course-grade-1" / "s00001-abc"
     written = [(g / f).read_text() for f in ("memory.max", "pids.max", "cpu.weight")]
@@ -195,10 +197,13 @@ def test_cgroup_v2_files_are_written_as_the_kernel_expects(tmp_path, monkeypatch
 
 @pytest.mark.skipif(not ROOT, reason="cgroups need root")
 def test_a_real_cgroup_counts_the_whole_tree_and_kills_it_at_once():
-    batch = cgroups.Batch.open(f"course-grade-{os.getpid()}-unit")
+    batch = cgroups.Batch.open(f"course-grade-{os.getpid()}-unit", workers=3)
     if batch is None:
         pytest.skip(cgroups.last_note)
     try:
+        weight = "cpu.weight" if batch.kind == "v2" else "cpu.shares"
+        cpu = batch.folders["v2" if batch.kind == "v2" else "cpu"]
+        assert (cpu / weight).read_text().strip() == ("300" if batch.kind == "v2" else "3072")
         group = batch.create("s1", memory_bytes=200 * 2**20, max_tasks=20)
         r, w = os.pipe()
         pid = os.fork()
