@@ -1,0 +1,29 @@
+# question: q9
+# expect: fail
+# replaces: GPT
+# why: init_weights only reaches nn.Linear: the positions table keeps PyTorch's N(0, 1) start
+class GPT(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        self.tokens = nn.Embedding(cfg.vocab_size, cfg.dim)
+        self.positions = nn.Embedding(cfg.context, cfg.dim)
+        self.blocks = nn.ModuleList([Block(cfg) for _ in range(cfg.layers)])
+        self.norm = nn.LayerNorm(cfg.dim)
+        self.head = nn.Linear(cfg.dim, cfg.vocab_size, bias=False)
+        self.head.weight = self.tokens.weight
+        self.apply(self.init_weights)
+
+    @staticmethod
+    def init_weights(module):
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, std=0.02)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+
+    def forward(self, ids):
+        B, T = ids.shape
+        x = self.tokens(ids) + self.positions(torch.arange(T, device=ids.device))
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.norm(x))

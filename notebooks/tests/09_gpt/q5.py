@@ -1,0 +1,20 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q5"
+points = 6
+
+@test_case(points=1, hidden=False, 
+    failure_message="GPT(Config(vocab_size=1024)) called on ids of shape (2, 16) should give logits of shape (2, 16, 1024). (This check uses one head.)")
+def test_gpt_shape(Config, GPT):
+    import math
+    import torch
+    import torch.nn.functional as F
+    from course.handles import student, close
+    Config, GPT = (student(Config), student(GPT))
+    torch.manual_seed(0)
+    net = GPT(Config(vocab_size=1024, heads=1, dropout=0.0)).eval()
+    logits = net(torch.randint(0, 1024, (2, 16)))
+    assert tuple(logits.shape) == (2, 16, 1024), f'the logits have shape {tuple(logits.shape)}, expected (2, 16, 1024)'
+
