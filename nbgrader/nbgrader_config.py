@@ -1,0 +1,39 @@
+"""nbgrader settings of the course "Transformer from Scratch" (written by `course build`).
+
+Run nbgrader from this folder (the course directory): source/NN_name/ holds each notebook and the
+course package released with it. See the README's "JupyterHub and nbgrader" section.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor  # noqa: E402
+from nbgrader.preprocessors import (  # noqa: E402
+    AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, DeduplicateIds, GetGrades, IgnorePattern,
+    LimitOutput, OverwriteCells, OverwriteKernelspec, SaveAutoGrades,
+)
+from nbgrader_plugins import KeepSkippedOutputs, QuestionCsvExport, SkipUngraded  # noqa: E402
+
+c = get_config()  # noqa: F821
+c.CourseDirectory.course_id = "transformer-from-scratch"
+
+# Answers: the student sees the prompt of each answer cell; the solution region leaves nothing behind.
+c.ClearSolutions.code_stub = {"python": ""}
+c.ClearSolutions.text_stub = "_Type your answer here, replacing this text._"
+
+# Autograde as `course grade` does: the cells marked -skipped (long training) are not run and keep
+# the student's outputs (the plots you grade by hand); at most 120 s per cell.
+c.Execute.timeout = 120
+c.Autograde.sanitize_preprocessors = [
+    KeepSkippedOutputs, DeduplicateIds, OverwriteKernelspec, OverwriteCells, CheckCellMetadata,
+]
+c.Autograde.autograde_preprocessors = [
+    SkipUngraded, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
+    AssignLatePenalties, CheckCellMetadata,
+]
+
+# Feedback shows a hidden test only as its result and hint (autograde put its code back in the notebook).
+c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+
+# `nbgrader export`: nbgrader's columns, then the points of each question (q1, q2, ...).
+c.ExportApp.plugin_class = QuestionCsvExport

@@ -1,0 +1,490 @@
+"""`course build`: the master notebooks in solutions/ -> student notebooks, public tests, autograder.
+
+For every master, in order:
+1. Rewrite the cells the build owns (tagged `setup`, `given-earlier`, `points`), so that every
+   notebook sets itself up the same way, gives the earlier weeks' answers as GIVEN code, and states
+   its points. The master is saved back only if something changed.
+2. Run `otter assign` on a copy, then place its output:
+     notebooks/NN_name.ipynb            the student notebook
+     notebooks/tests/NN_name/qN.py      public tests (what grader.check runs)
+     autograder/NN_name/tests/qN.py     public and hidden tests
+     autograder/NN_name/assignment.json questions and points
+     autograder/build/                  (git-ignored) otter's autograder zip, completed so that
+                                        it grades on its own (see `complete_autograder_zip`), and
+                                        the filled-in notebook as a student would submit it
+Committed output has no timestamps and fixed cell ids, so a second build changes nothing.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import nbformat
+import yaml
+
+from .release import RELEASE_URL
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS = ROOT / "solutions"
+NOTEBOOKS = ROOT / "notebooks"
+AUTOGRADER = ROOT / "autograder"
+BUILD = AUTOGRADER / "build"
+
+NAMES = ["01_no_talking", "02_with_position", "03_attention", "04_head", "05_multihead",
+         "06_block", "07_my_transformer", "08_causal", "09_gpt"]
+
+# Notebooks that define names of their own which clash with the page's (09 follows the chapter,
+# whose Block(cfg) is not the page's Block(dim, heads, causal)): their given-earlier cell makes the
+# earlier answers inside a function and hands them out as one namespace, e.g. `page.MyTransformer`.
+# Each piece there finds its neighbours (MyTransformer its Block) among that function's own names,
+# so nothing the notebook defines later can change what it does.
+NAMESPACES = {"09_gpt": "page"}
+
+SETUP_TEMPLATE = '''\
+# GIVEN: setup. Run this cell first. On your own computer it finds the course next to this
+# notebook; on Google Colab it downloads the course bundle and the grader the first time.
+NOTEBOOK = "{name}"
+COURSE_URL = "{url}"
+
+import io, os, subprocess, sys, urllib.request, zipfile
+
+def _course_root():
+    if "google.colab" in sys.modules:                            # Colab: fetch the course once
+        folder = os.path.abspath("transformer-course")
+        if not os.path.isdir(os.path.join(folder, "course")):
+            data = urllib.request.urlopen(os.environ.get("COURSE_URL", COURSE_URL)).read()
+            zipfile.ZipFile(io.BytesIO(data)).extractall(folder)
+        return folder
+    for folder in (".", ".."):                                   # a clone or an unpacked bundle
+        if os.path.isdir(os.path.join(folder, "course")):
+            return os.path.abspath(folder)
+    return None
+
+_root = _course_root()
+if _root and _root not in sys.path:
+    sys.path.insert(0, _root)
+try:
+    import otter
+except ImportError:                                              # Colab: install the grader once
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "otter-grader==7.0.0"], check=True)
+    import otter
+
+import math
+import numpy as np
+import matplotlib.pyplot as plt
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+from course import *
+from course.training import Seed, Steps
+
+_tests = [os.path.join(folder, "notebooks", "tests", NOTEBOOK) for folder in filter(None, [_root])]
+_tests += [os.path.join("tests", NOTEBOOK)]
+grader = otter.Notebook(tests_dir=next((t for t in _tests if os.path.isdir(t)), _tests[-1]))
+print(f"Ready: torch {{torch.__version__}}, running on {{device}}.")'''
+
+GIVEN_EARLIER_HEADER = '''\
+# GIVEN: reference answers from the earlier notebooks, so that this week starts from working code.
+# (If yours worked, they are the same thing. Read them if you got stuck last week.)'''
+
+GIVEN_NAMESPACE_NOTE = '''\
+# This notebook writes a Block of its own (the chapter's Block(cfg)), so the earlier pieces are made
+# inside a function and kept in `{space}`: {space}.MyTransformer, {space}.Block, {space}.WriteLeftToRight, ...
+# Each of them goes on using the others from `{space}`, whatever you define below.
+from types import SimpleNamespace'''
+
+POINTS_TEMPLATE = ("**Points.** This notebook is worth **{total} points**: {auto} checked by the "
+                   "autograder, {manual} read by your instructor (plots and explanations).")
+
+_SOLUTION_MARKER = re.compile(r"^\s*#\s*(BEGIN|END)\s+SOLUTION(\s+NO\s+PROMPT)?\s*$", re.IGNORECASE)
+_PROMPT_BEGIN = re.compile(r"^\s*#\s*BEGIN\s+PROMPT\s*$", re.IGNORECASE)
+_PROMPT_END = re.compile(r"^\s*#\s*END\s+PROMPT\s*$", re.IGNORECASE)
+_SOLUTION_TAIL = re.compile(r"\s*#\s*SOLUTION\s*$", re.IGNORECASE)
+
+
+def _tags(cell) -> list[str]:
+    return list(cell.get("metadata", {}).get("tags", []))
+
+
+def _source(cell) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else src
+
+
+def answer_code(source: str) -> str:
+    """A solution cell's code as the answer reads: prompt blocks and solution markers removed."""
+    lines, in_prompt = [], False
+    for line in source.splitlines():
+        if _PROMPT_BEGIN.match(line):
+            in_prompt = True
+        elif _PROMPT_END.match(line):
+            in_prompt = False
+        elif not in_prompt and not _SOLUTION_MARKER.match(line):
+            lines.append(_SOLUTION_TAIL.sub("", line))
+    return "\n".join(lines).strip("\n")
+
+
+def read_master(name: str) -> nbformat.NotebookNode:
+    return nbformat.read(SOLUTIONS / f"{name}.ipynb", as_version=4)
+
+
+def masters() -> list[str]:
+    """The masters that exist, in course order."""
+    return [n for n in NAMES if (SOLUTIONS / f"{n}.ipynb").exists()]
+
+
+def reference_code(name: str) -> list[str]:
+    """The answers of one master that later notebooks re-use (its cells tagged `reference`)."""
+    return [answer_code(_source(c)) for c in read_master(name).cells
+            if c.cell_type == "code" and "reference" in _tags(c)]
+
+
+def earlier_reference_code(name: str) -> list[str]:
+    """Reference answers of every master before `name`, in order; a later one replaces an earlier
+    definition of the same name (08's causal Attention replaces 03's)."""
+    return [code for earlier in NAMES[:NAMES.index(name)] if (SOLUTIONS / f"{earlier}.ipynb").exists()
+            for code in reference_code(earlier)]
+
+
+def defined_names(code: str) -> list[str]:
+    """The names a piece of reference code defines at its top level (def, class, assignment), in order."""
+    import ast
+
+    names: list[str] = []
+    for node in ast.parse(code).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found = [node.name]
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        else:
+            found = []
+        names += [n for n in found if n not in names]
+    return names
+
+
+def latest_definitions(blocks: list[str]) -> list[str]:
+    """The code blocks whose names are not all defined again by a later block (08's causal
+    MyTransformer makes 07's unnecessary), in their order."""
+    names = [set(defined_names(code)) for code in blocks]
+    return [code for i, code in enumerate(blocks)
+            if not names[i] or not names[i] <= set().union(*names[i + 1:])]
+
+
+def given_pieces(name: str) -> list[str]:
+    """The earlier answers exactly as `name`'s given-earlier cell shows them: the reference code of
+    the earlier masters, or, for a notebook in NAMESPACES, the latest definition of each name,
+    indented into the function that makes the namespace."""
+    blocks = earlier_reference_code(name)
+    if name not in NAMESPACES:
+        return blocks
+    return [textwrap.indent(code, "    ") for code in latest_definitions(blocks)]
+
+
+def given_earlier_code(name: str) -> str:
+    """The source of `name`'s given-earlier cell."""
+    pieces = given_pieces(name)
+    if name not in NAMESPACES:
+        return "\n\n\n".join([GIVEN_EARLIER_HEADER] + pieces)
+    space = NAMESPACES[name]
+    names = [n for code in latest_definitions(earlier_reference_code(name)) for n in defined_names(code)]
+    names = list(dict.fromkeys(names))
+    handed = ", ".join(f"{n}={n}" for n in names)
+    returned = "\n".join(textwrap.wrap(f"return SimpleNamespace({handed})", 96,
+                                       initial_indent="    ", subsequent_indent="        ",
+                                       break_long_words=False, break_on_hyphens=False))
+    maker = f"_make_{space}"
+    body = "\n\n".join(pieces)
+    return (f"{GIVEN_EARLIER_HEADER}\n{GIVEN_NAMESPACE_NOTE.format(space=space)}\n\n\n"
+            f"def {maker}():\n{body}\n\n{returned}\n\n\n{space} = {maker}()")
+
+
+def reference_namespace(upto: str = NAMES[-1]) -> dict:
+    """Run the reference answers of every master up to and including `upto`; return the namespace.
+
+    Benchmarks and tests use this to get the solutions' own classes (WithPosition, MyTransformer, ...).
+    From a notebook in NAMESPACES on, the earlier answers are where that notebook has them
+    (`reference_namespace("09_gpt")["page"].MyTransformer`), beside its own (`GPT`, `Config`).
+    """
+    import math
+
+    import numpy as np
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from tqdm.auto import tqdm
+
+    import course
+    from course import stories, training
+
+    namespace: dict = {"math": math, "np": np, "torch": torch, "nn": nn, "F": F, "tqdm": tqdm,
+                       "Seed": training.Seed, "Steps": training.Steps}
+    namespace.update({k: getattr(course, k) for k in course.__all__})
+    namespace.update({k: getattr(stories, k) for k in ("StoryTokens", "StoryText", "GetBatch")})
+
+    class _Lazy(dict):            # story_vocab etc. load the stories only when a function uses them
+        def __missing__(self, key):
+            if key in ("story_vocab", "STORY_UNK", "STORY_MASK", "corpus"):
+                return getattr(stories, key)
+            raise KeyError(key)
+
+    namespace = _Lazy(namespace)
+    names = NAMES[:NAMES.index(upto) + 1]
+    spaced = [n for n in names if n in NAMESPACES]
+    if spaced:        # as in that notebook: the earlier answers inside its namespace, then its own
+        exec(compile(given_earlier_code(spaced[-1]), f"<{spaced[-1]} given>", "exec"), namespace)
+        names = names[names.index(spaced[-1]):]
+    for name in names:
+        if (SOLUTIONS / f"{name}.ipynb").exists():
+            for code in reference_code(name):
+                exec(compile(code, f"<{name} reference>", "exec"), namespace)
+    return namespace
+
+
+def questions(nb: nbformat.NotebookNode) -> list[dict]:
+    """[{'name': 'q1', 'points': 2, 'manual': False}, ...] from the BEGIN QUESTION cells."""
+    found = []
+    for cell in nb.cells:
+        text = _source(cell)
+        if cell.cell_type == "raw" and re.match(r"\s*#\s*BEGIN\s+QUESTION", text, re.IGNORECASE):
+            config = yaml.safe_load(text.split("\n", 1)[1]) or {}
+            found.append({"name": str(config["name"]), "points": config.get("points", 1),
+                          "manual": bool(config.get("manual", False))})
+    return found
+
+
+def _points_line(qs: list[dict]) -> str:
+    def total(items):
+        return sum(_sum_points(q["points"]) for q in items)
+    auto = total([q for q in qs if not q["manual"]])
+    manual = total([q for q in qs if q["manual"]])
+    return POINTS_TEMPLATE.format(total=_fmt(auto + manual), auto=_fmt(auto), manual=_fmt(manual))
+
+
+def _sum_points(points) -> float:
+    return float(sum(points)) if isinstance(points, list) else float(points)
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def normalize(nb: nbformat.NotebookNode, prefix: str) -> nbformat.NotebookNode:
+    """Clear outputs, keep only the metadata a notebook needs, and number the cells."""
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"{prefix}-{i:03d}"
+        if cell.cell_type == "code":
+            cell["outputs"] = []
+            cell["execution_count"] = None
+        kept = {k: v for k, v in cell.get("metadata", {}).items()
+                if k in ("tags", "deletable", "editable", "otter")}
+        cell["metadata"] = kept
+        if isinstance(cell.get("source"), list):
+            cell["source"] = "".join(cell["source"])
+    nb.metadata = {
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+        **({"otter": nb.metadata["otter"]} if "otter" in nb.metadata else {}),
+    }
+    nb.nbformat, nb.nbformat_minor = 4, 5
+    return nb
+
+
+def write_if_changed(nb: nbformat.NotebookNode, path: Path) -> bool:
+    text = nbformat.writes(nb) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() and path.read_text() == text:
+        return False
+    path.write_text(text)
+    return True
+
+
+def prepare_master(name: str) -> bool:
+    """Rewrite the build-owned cells of one master; True if the file changed."""
+    nb = read_master(name)
+    for cell in nb.cells:
+        tags = _tags(cell)
+        if "setup" in tags:
+            cell["source"] = SETUP_TEMPLATE.format(name=name, url=RELEASE_URL)
+        elif "given-earlier" in tags:
+            cell["source"] = given_earlier_code(name)
+        elif "points" in tags:
+            cell["source"] = _points_line(questions(nb))
+    return write_if_changed(normalize(nb, name[:2]), SOLUTIONS / f"{name}.ipynb")
+
+
+def _replace_dir(src: Path, dst: Path) -> None:
+    if dst.exists():
+        shutil.rmtree(dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(src, dst)
+
+
+def assign(name: str) -> list[str]:
+    """Run otter assign on one master and place its output; returns the paths it changed."""
+    changed = []
+    with tempfile.TemporaryDirectory(prefix=f"build-{name}-") as tmp:
+        tmp = Path(tmp)
+        master = tmp / f"{name}.ipynb"
+        shutil.copy(SOLUTIONS / f"{name}.ipynb", master)
+        dist = tmp / "dist"
+        result = subprocess.run([sys.executable, "-m", "otter", "assign", str(master), str(dist)],
+                                cwd=tmp, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(f"otter assign failed on {name}:\n{result.stdout}\n{result.stderr}")
+
+        student = normalize(nbformat.read(dist / "student" / f"{name}.ipynb", as_version=4), name[:2])
+        if write_if_changed(student, NOTEBOOKS / f"{name}.ipynb"):
+            changed.append(f"notebooks/{name}.ipynb")
+        for src, dst in [(dist / "student" / "tests", NOTEBOOKS / "tests" / name),
+                         (dist / "autograder" / "tests", AUTOGRADER / name / "tests")]:
+            before = {p.name: p.read_bytes() for p in dst.glob("*.py")} if dst.exists() else {}
+            _replace_dir(src, dst)
+            if before != {p.name: p.read_bytes() for p in dst.glob("*.py")}:
+                changed.append(str(dst.relative_to(ROOT)))
+        info = {"name": name, "questions": questions(read_master(name))}
+        info_path = AUTOGRADER / name / "assignment.json"
+        text = json.dumps(info, indent=1) + "\n"
+        if not info_path.exists() or info_path.read_text() != text:
+            info_path.write_text(text)
+            changed.append(str(info_path.relative_to(ROOT)))
+
+        BUILD.mkdir(parents=True, exist_ok=True)
+        for z in (dist / "autograder").glob("*.zip"):
+            complete_autograder_zip(z, BUILD / f"{name}-autograder.zip")
+        filled = normalize(nbformat.read(dist / "autograder" / f"{name}.ipynb", as_version=4), name[:2])
+        write_if_changed(filled, BUILD / f"{name}-solution.ipynb")
+    return changed
+
+
+# What the notebooks import besides otter: pinned as in requirements.txt.
+GRADING_PACKAGES = ("torch", "numpy", "matplotlib", "requests", "tqdm")
+# Set in the grading container: train for a few steps only (as `course grade` does) and plot off-screen.
+GRADING_ENV = {"COURSE_QUICK": "1", "MPLBACKEND": "Agg"}
+
+
+def pinned(packages: tuple[str, ...] = GRADING_PACKAGES) -> list[str]:
+    """`package==version` lines for `packages`, taken from requirements.txt."""
+    pins = {}
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        if "==" in line and not line.lstrip().startswith("#"):
+            pins[line.split("==")[0].strip().lower()] = line.strip()
+    return [pins[p] for p in packages]
+
+
+def complete_autograder_zip(src: Path, dst: Path) -> None:
+    """Copy otter's autograder zip from `src` to `dst`, adding what the notebooks need to run in
+    a Gradescope container: the `course` package (under files/, which otter copies next to the
+    submission), the pinned packages in environment.yml, and GRADING_ENV in run_autograder.
+    The stories are downloaded in the container, as on a student's machine."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_suffix(".zip.part")
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zout:
+        for item in zin.infolist():
+            data = zin.read(item)
+            if item.filename == "environment.yml":
+                env = yaml.safe_load(data)
+                pip = next(d for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)["pip"]
+                pip.extend(p for p in pinned() if p not in pip)
+                data = yaml.safe_dump(env, sort_keys=False).encode()
+            elif item.filename == "run_autograder":
+                exports = "".join(f"export {k}={v}\n" for k, v in GRADING_ENV.items())
+                data = data.decode().replace("python ", exports + "python ", 1).encode()
+            zout.writestr(item, data)
+        package = ROOT / "course"
+        for path in sorted(package.rglob("*.py")):
+            zout.write(path, f"files/course/{path.relative_to(package).as_posix()}")
+    tmp.replace(dst)
+
+
+def build(names: list[str] | None = None, workers: int = 2) -> list[str]:
+    """Build the named masters (default: all); returns the committed paths that changed."""
+    names = names or masters()
+    changed = [f"solutions/{n}.ipynb" for n in names if prepare_master(n)]
+    with ThreadPoolExecutor(workers) as pool:
+        for paths in pool.map(assign, names):
+            changed.extend(paths)
+    return changed
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="course build", description=__doc__.split("\n")[0])
+    parser.add_argument("notebooks", nargs="*", help="NN_name of the masters to build (default: all)")
+    parser.add_argument("--check", action="store_true",
+                        help="fail if the build changed any committed file (for CI)")
+    args = parser.parse_args(argv)
+    unknown = [n for n in args.notebooks if n not in NAMES]
+    if unknown:
+        parser.error(f"unknown notebook(s) {unknown}; choose from {NAMES}")
+    changed = build(args.notebooks or None)
+    for path in changed:
+        print(f"updated {path}")
+    print(f"built {len(args.notebooks or masters())} notebook(s); {len(changed)} file(s) changed")
+    if args.check and changed:
+        print("The committed build was out of date with solutions/: run `course build` and commit.")
+        return 1
+    return 0
+
+
+def answer_cells(nb: nbformat.NotebookNode) -> list[str]:
+    """The answers of a master as otter removes them: the marked lines of code cells (solution
+    blocks, `# SOLUTION` lines) and markdown cells between BEGIN/END SOLUTION raw cells."""
+    answers, inside = [], False
+    for cell in nb.cells:
+        text = _source(cell)
+        if cell.cell_type == "raw" and re.match(r"\s*#\s*BEGIN\s+SOLUTION", text, re.IGNORECASE):
+            inside = True
+        elif cell.cell_type == "raw" and re.match(r"\s*#\s*END\s+SOLUTION", text, re.IGNORECASE):
+            inside = False
+        elif cell.cell_type == "code":
+            answers.append(split_solution(text)[0])   # otter removes only the marked lines
+        elif inside:
+            answers.append(text)                      # a markdown answer is removed whole
+    return answers
+
+
+def split_solution(source: str) -> tuple[str, str]:
+    """A marked code cell split into (answer lines, lines students see: prompts and scaffolding)."""
+    answer, shown, block = [], [], None
+    for line in source.splitlines():
+        if _PROMPT_BEGIN.match(line):
+            block = "prompt"
+        elif _PROMPT_END.match(line):
+            block = None
+        elif re.match(r"^\s*#\s*BEGIN\s+SOLUTION", line, re.IGNORECASE):
+            block = "solution"
+        elif re.match(r"^\s*#\s*END\s+SOLUTION", line, re.IGNORECASE):
+            block = None
+        elif block == "solution" or (block is None and _SOLUTION_TAIL.search(line)):
+            answer.append(_SOLUTION_TAIL.sub("", line))
+        else:
+            shown.append(line)
+    return "\n".join(answer), "\n".join(shown)
+
+
+def shown_text(nb: nbformat.NotebookNode) -> str:
+    """Everything of a master that its student notebook shows: all but the answers."""
+    shown, inside = [], False
+    for cell in nb.cells:
+        text = _source(cell)
+        if cell.cell_type == "raw":
+            if re.match(r"\s*#\s*BEGIN\s+SOLUTION", text, re.IGNORECASE):
+                inside = True
+            elif re.match(r"\s*#\s*END\s+SOLUTION", text, re.IGNORECASE):
+                inside = False
+        elif cell.cell_type == "code":
+            shown.append(split_solution(text)[1])
+        elif not inside:
+            shown.append(text)
+    return "\n".join(shown)

@@ -1,0 +1,394 @@
+"""The side of a check that touches your objects: it answers requests about them.
+
+A check never looks inside your notebook directly. It asks: "make a ``Head(8, 4)``", "call it on
+this tensor", "what are its parameters?", "set them to these values", "what are the gradients
+for this cotangent?". :class:`Server` answers such requests for the objects of one namespace
+(your notebook's), and hands back only plain data (see :mod:`course.wire`) or handles to objects
+that stay here. The check decides what the answers are worth.
+
+When you run ``grader.check`` the server runs inside your own notebook. Under ``course grade``
+it runs inside the process that ran your notebook, and the checks run in the grader.
+
+Requests (a dict; ``target`` is ``[handle, *path]``, a path step an attribute name or an index):
+
+    global  name                   a notebook variable: plain data, or a handle to the object
+    given   name                   a name of the ``course`` package (``NoTalking``, ``stories.GetBatch``)
+    call    target args kwargs     call it; ``seed`` seeds the random numbers first
+    vjp     target args kwargs cotangent   call with gradients on, backward with the cotangent
+    get     target                 the value there (plain data or a handle)
+    info    target                 its type, base classes, length, identity, requires_grad, ...
+    params / buffers target values named parameters / buffers (values, or only shapes)
+    modules target                 named submodules and their classes
+    set     target values          copy values into named parameters / buffers
+    reset                          forget every handle given out
+Any request may carry ``swap`` ({name: callback}: notebook globals replaced while it runs) and
+``watch`` (["devices"]: record operations that mix devices).
+"""
+from __future__ import annotations
+
+import importlib
+import random
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn as nn
+
+from . import rules, wire
+
+MAX_PATH = 16
+
+
+class RequestError(Exception):
+    """A request that cannot be answered (not the student's code failing)."""
+
+
+def qualname(cls: type) -> str:
+    return f"{getattr(cls, '__module__', '?')}.{getattr(cls, '__qualname__', getattr(cls, '__name__', '?'))}"
+
+
+def mro_names(obj: Any) -> list[str]:
+    try:
+        return [qualname(c) for c in type(obj).__mro__][:40]
+    except Exception:
+        return [qualname(type(obj))]
+
+
+class _CallbackFunction:
+    """Stands in for a function that lives on the checking side: calling it asks there."""
+
+    def __init__(self, server: Server, ref: wire.Ref) -> None:
+        self._server, self._ref = server, ref
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._server.call_back(self._ref, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<reference {self._ref.type or 'function'}>"
+
+
+class _CallbackModule(nn.Module):
+    """Stands in for a network that lives on the checking side: its forward asks there. It holds
+    one parameter (zero) so that ``next(net.parameters()).device`` and ``.to(device)`` work."""
+
+    def __init__(self, server: Server, ref: wire.Ref) -> None:
+        super().__init__()
+        self.anchor = nn.Parameter(torch.zeros(1))
+        object.__setattr__(self, "_link", (server, ref))
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        server, ref = self._link
+        out = server.call_back(ref, args, kwargs)
+        device = self.anchor.device
+        return out.to(device) if isinstance(out, torch.Tensor) and out.device != device else out
+
+
+class Server:
+    """Answers requests about the objects of the namespace ``env``.
+
+    ``call_back(ref, args, kwargs)`` is how a stand-in for a callback reaches the checking side.
+    ``isolate_rng``: restore the random state after each request (in-process checks, so that the
+    check's own random numbers do not depend on what the student's code drew).
+    """
+
+    def __init__(self, env: dict, call_back: Callable[[wire.Ref, tuple, dict], Any] | None = None,
+                 isolate_rng: bool = False) -> None:
+        self.env = env
+        self.objects: dict[int, Any] = {}
+        self.identities: dict[int, int] = {}
+        self._keep: list[Any] = []
+        self._call_back = call_back
+        self.isolate_rng = isolate_rng
+
+    # ------------------------------------------------------------ references
+    def refer(self, obj: Any) -> wire.Ref:
+        """A handle for an object that is not plain data (it stays here)."""
+        ref_id = len(self.objects) + 1
+        while ref_id in self.objects:
+            ref_id += 1
+        self.objects[ref_id] = obj
+        try:
+            callable_ = callable(obj)
+        except Exception:
+            callable_ = False
+        return wire.Ref("handle", ref_id, qualname(type(obj))[:200], callable_)
+
+    def identity(self, obj: Any) -> int:
+        key = id(obj)
+        if key not in self.identities:
+            self.identities[key] = len(self.identities) + 1
+            self._keep.append(obj)          # so that the id is not reused while we remember it
+        return self.identities[key]
+
+    def call_back(self, ref: wire.Ref, args: tuple, kwargs: dict) -> Any:
+        if self._call_back is None:
+            raise RuntimeError("no way to reach the checking side")
+        return self._call_back(ref, args, kwargs)
+
+    def resolve(self, target: Any) -> Any:
+        if type(target) is not list or not target or not isinstance(target[0], wire.Ref) \
+                or target[0].kind != "handle" or len(target) > MAX_PATH + 1:
+            raise RequestError("bad target")
+        if target[0].id not in self.objects:
+            raise RequestError("this handle has expired")
+        obj = self.objects[target[0].id]
+        for step in target[1:]:
+            if type(step) is str:
+                if not step.isidentifier() or step.startswith("__"):
+                    raise RequestError(f"bad attribute name {step[:40]!r}")
+                obj = getattr(obj, step)
+            elif type(step) is int:
+                obj = obj[step]
+            else:
+                raise RequestError("bad path")
+        return obj
+
+    def _inflate(self, value: Any) -> Any:
+        """Decoded request values -> objects: handles to their objects, callbacks to stand-ins."""
+        if isinstance(value, wire.Ref):
+            if value.kind == "handle":
+                return self.resolve([value])
+            if value.type == "module":
+                return _CallbackModule(self, value)
+            return _CallbackFunction(self, value)
+        if type(value) is list:
+            return [self._inflate(v) for v in value]
+        if type(value) is tuple:
+            return tuple(self._inflate(v) for v in value)
+        if type(value) is dict:
+            return {k: self._inflate(v) for k, v in value.items()}
+        return value
+
+    # ------------------------------------------------------------ requests
+    def handle(self, request: dict) -> dict:
+        """Answer one decoded request: ``{"value": ...}`` (raw objects, to be encoded with
+        :meth:`refer`), plus ``forbidden`` / ``mixed_devices`` when something was seen, or
+        ``{"error": {"type", "message"}}`` when the student's code raised."""
+        op = request.get("op")
+        handler = getattr(self, f"_op_{op}", None) if type(op) is str and op.isidentifier() else None
+        if handler is None:
+            return {"error": {"type": "RequestError", "message": f"unknown request {str(op)[:40]!r}"}}
+        watch = rules.Watch()
+        devices = _DeviceWatch() if "devices" in (request.get("watch") or []) else None
+        restore = self._swap(request.get("swap") or {})
+        state = _rng_state() if self.isolate_rng else None
+        answer: dict[str, Any]
+        try:
+            seed = request.get("seed")
+            if type(seed) is int:
+                _seed(seed)
+            with watch:
+                if devices is not None:
+                    with devices:
+                        value = handler(request)
+                else:
+                    value = handler(request)
+            answer = {"value": value}
+        except RequestError as exc:
+            answer = {"error": {"type": "RequestError", "message": str(exc)[:2000]}}
+        except Exception as exc:                       # the student's code raised
+            answer = {"error": {"type": type(exc).__name__[:100], "message": _text(exc)}}
+        finally:
+            restore()
+            if state is not None:
+                _set_rng_state(state)
+        if watch.used:
+            answer["forbidden"] = sorted(watch.used)
+        if devices is not None:
+            answer["mixed_devices"] = sorted(devices.mixed)[:20]
+        return answer
+
+    def _swap(self, swaps: Any) -> Callable[[], None]:
+        if type(swaps) is not dict:
+            raise RequestError("bad swap")
+        saved = {}
+        for name, ref in swaps.items():
+            if type(name) is not str or not isinstance(ref, wire.Ref) or ref.kind != "callback":
+                continue
+            saved[name] = self.env.get(name, _MISSING)
+            self.env[name] = self._inflate(ref)
+
+        def restore() -> None:
+            for name, old in saved.items():
+                if old is _MISSING:
+                    self.env.pop(name, None)
+                else:
+                    self.env[name] = old
+        return restore
+
+    def _op_global(self, request: dict) -> Any:
+        name = request.get("name")
+        if type(name) is not str or not name.isidentifier():
+            raise RequestError("bad name")
+        if name not in self.env:
+            raise NameError(f"name {name!r} is not defined in the notebook")
+        return self.env[name]
+
+    def _op_given(self, request: dict) -> Any:
+        name = request.get("name")
+        parts = name.split(".") if type(name) is str else []
+        if not parts or not all(p.isidentifier() and not p.startswith("_") for p in parts):
+            raise RequestError("bad name")
+        module, _, attr = name.rpartition(".")
+        return getattr(importlib.import_module("course" + ("." + module if module else "")), attr)
+
+    def _op_get(self, request: dict) -> Any:
+        return self.resolve(request.get("target"))
+
+    def _op_call(self, request: dict) -> Any:
+        fn = self.resolve(request.get("target"))
+        args = self._inflate(request.get("args") or [])
+        kwargs = self._inflate(request.get("kwargs") or {})
+        if type(args) is not list or type(kwargs) is not dict or not all(type(k) is str for k in kwargs):
+            raise RequestError("bad arguments")
+        return fn(*args, **kwargs)
+
+    def _op_vjp(self, request: dict) -> Any:
+        fn = self.resolve(request.get("target"))
+        args = self._inflate(request.get("args") or [])
+        kwargs = self._inflate(request.get("kwargs") or {})
+        if type(args) is not list or type(kwargs) is not dict:
+            raise RequestError("bad arguments")
+        args = [a.detach().clone().requires_grad_(True)
+                if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
+        params = dict(fn.named_parameters()) if isinstance(fn, nn.Module) else {}
+        for p in params.values():
+            p.grad = None
+        with torch.enable_grad():
+            out = fn(*args, **kwargs)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        cot = request.get("cotangent")
+        cots = cot if isinstance(cot, (tuple, list)) else (cot,)
+        if len(cots) != len(outs):
+            raise RequestError(f"the cotangent has {len(cots)} parts but the output has {len(outs)}")
+        pairs = [(o, c) for o, c in zip(outs, cots, strict=True) if c is not None]
+        for o, c in pairs:
+            if not isinstance(o, torch.Tensor) or tuple(o.shape) != tuple(c.shape):
+                raise ValueError(f"an output has shape {tuple(getattr(o, 'shape', ()))}, "
+                                 f"expected {tuple(c.shape)}")
+        live = [(o, c.to(o.dtype)) for o, c in pairs if o.requires_grad]
+        if live:
+            torch.autograd.backward([o for o, _ in live], [c for _, c in live])
+        grads = [a.grad if isinstance(a, torch.Tensor) and a.requires_grad else None for a in args]
+        return {"out": out, "grads": grads, "param_grads": {n: p.grad for n, p in params.items()}}
+
+    def _op_info(self, request: dict) -> Any:
+        obj = self.resolve(request.get("target"))
+        info: dict[str, Any] = {"type": qualname(type(obj)), "mro": mro_names(obj),
+                                "identity": self.identity(obj), "callable": callable(obj), "len": None}
+        if isinstance(obj, (nn.ModuleList, nn.Sequential, nn.ModuleDict, list, tuple, dict, str)):
+            info["len"] = len(obj)
+        if isinstance(obj, torch.Tensor):
+            info.update(requires_grad=bool(obj.requires_grad), grad_fn=obj.grad_fn is not None,
+                        device=obj.device.type, dtype=str(obj.dtype).removeprefix("torch."),
+                        parameter=isinstance(obj, nn.Parameter))
+        if isinstance(obj, nn.Module):
+            info["training"] = bool(obj.training)
+            info["forbidden"] = rules.forbidden_modules(obj)
+        return info
+
+    def _named(self, request: dict, which: str) -> Any:
+        obj = self.resolve(request.get("target"))
+        if not isinstance(obj, nn.Module):
+            raise RequestError("not an nn.Module")
+        items = obj.named_parameters() if which == "params" else obj.named_buffers()
+        if request.get("values"):
+            return [[n, t] for n, t in items]
+        return [[n, torch.empty(t.shape, dtype=t.dtype, device="meta")] for n, t in items]
+
+    def _op_params(self, request: dict) -> Any:
+        return self._named(request, "params")
+
+    def _op_buffers(self, request: dict) -> Any:
+        return self._named(request, "buffers")
+
+    def _op_modules(self, request: dict) -> Any:
+        obj = self.resolve(request.get("target"))
+        if not isinstance(obj, nn.Module):
+            raise RequestError("not an nn.Module")
+        return [[n, mro_names(m), self.identity(m)] for n, m in obj.named_modules()]
+
+    def _op_set(self, request: dict) -> Any:
+        obj = self.resolve(request.get("target"))
+        values = request.get("values")
+        if not isinstance(obj, nn.Module) or type(values) is not dict:
+            raise RequestError("bad set request")
+        own = dict(obj.named_parameters())
+        own.update(obj.named_buffers())
+        with torch.no_grad():
+            for name, value in values.items():
+                if name not in own:
+                    raise KeyError(f"there is no parameter or buffer called {name!r}")
+                if not isinstance(value, torch.Tensor) or tuple(value.shape) != tuple(own[name].shape):
+                    raise ValueError(f"{name} has shape {tuple(own[name].shape)}, "
+                                     f"not {tuple(getattr(value, 'shape', ()))}")
+                own[name].copy_(value)
+        return None
+
+    def _op_reset(self, request: dict) -> Any:
+        self.objects.clear()
+        return None
+
+
+_MISSING = object()
+
+
+def _text(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:
+        text = "(the error could not be shown)"
+    return text[:2000]
+
+
+def _seed(seed: int) -> None:
+    random.seed(seed)
+    torch.manual_seed(seed)
+    try:
+        import numpy as np
+        np.random.seed(seed % 2**32)
+    except ImportError:
+        pass
+
+
+def _rng_state() -> tuple:
+    import numpy as np
+    return random.getstate(), torch.get_rng_state(), np.random.get_state()
+
+
+def _set_rng_state(state: tuple) -> None:
+    import numpy as np
+    random.setstate(state[0])
+    torch.set_rng_state(state[1])
+    np.random.set_state(state[2])
+
+
+class _DeviceWatch:
+    """Records operations whose tensor arguments live on more than one device."""
+
+    def __init__(self) -> None:
+        self.mixed: set[str] = set()
+        self._mode = None
+
+    def __enter__(self) -> _DeviceWatch:
+        from torch.utils._python_dispatch import TorchDispatchMode
+        from torch.utils._pytree import tree_leaves
+        watch = self
+
+        class _Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                kwargs = kwargs or {}
+                devices = {t.device.type for t in tree_leaves((args, kwargs))
+                           if isinstance(t, torch.Tensor) and t.dim() > 0}
+                if len(devices) > 1:
+                    watch.mixed.add(str(getattr(func, "__name__", func)))
+                return func(*args, **kwargs)
+
+        self._mode = _Mode()
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._mode is not None:
+            self._mode.__exit__(*exc)
+            self._mode = None

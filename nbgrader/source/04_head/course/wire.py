@@ -1,0 +1,296 @@
+"""What may cross between the grader and a submission's process: plain data, and nothing that runs.
+
+A message is one frame: a 4-byte length, then a JSON header (its own 4-byte length first), then
+the raw bytes of the tensors it carries. Values are None, bools, ints, floats, strings, lists,
+tuples, dicts with plain keys, tensors (their dtype, shape and bytes), and two kinds of
+references: a *handle* (an object that stays in the submission's process) and a *callback* (a
+function or module that stays in the grader). Nothing is pickled.
+
+:func:`decode` is written for hostile input: it checks the frame's size, the JSON's depth and
+size before parsing it, every type, and that every tensor's bytes match its dtype and shape.
+The values it returns are always of the exact built-in types (a ``torch.Tensor``, never a
+subclass; a ``float``, never a subclass), so whatever the sender did to its own objects does not
+come across. Anything malformed raises :class:`WireError`.
+"""
+from __future__ import annotations
+
+import json
+import math
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+MAX_FRAME = 96 * 2**20          # bytes in one message (tensors included)
+MAX_HEADER = 8 * 2**20          # bytes of JSON in one message
+MAX_DEPTH = 24                  # nesting of lists, tuples and dicts
+MAX_NODES = 200_000             # values in one message
+MAX_STRING = 2**20              # characters in one string
+MAX_INT = 2**63
+
+DTYPES = {str(t).removeprefix("torch."): t for t in (
+    torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
+    torch.int16, torch.int8, torch.uint8, torch.bool)}
+
+
+class WireError(ValueError):
+    """A message that is not well-formed plain data."""
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A reference to an object on the other side: ``kind`` is "handle" (in the submission's
+    process) or "callback" (in the grader); ``type`` names the object's class, for messages."""
+
+    kind: str
+    id: int
+    type: str = ""
+    callable: bool = False
+
+
+# ---------------------------------------------------------------- encoding
+
+class _Tuple(list):
+    """A tuple on its way into a frame."""
+
+
+class _Dict(list):
+    """A dict on its way into a frame: a list of (key, value) pairs."""
+
+
+def to_plain(value: Any, refer: Any = None, _depth: int = 0) -> Any:
+    """``value`` as plain data: None, bool, int, float, str, tensors, lists, ``_Tuple``, ``_Dict``
+    and :class:`Ref`. Objects that are not plain data become ``refer(obj)`` (a :class:`Ref`), or
+    raise :class:`WireError` when there is no ``refer``. Subclasses of the built-in types are
+    turned into the built-in types (so a ``float`` whose ``__sub__`` lies arrives as a float)."""
+    if _depth > MAX_DEPTH:
+        raise WireError("too deeply nested")
+    if value is None or isinstance(value, (torch.Tensor, Ref, _Tuple, _Dict)):
+        return value
+    if isinstance(value, bool):
+        return True if value else False
+    if isinstance(value, int):
+        return int.__index__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, torch.Size):
+        return _Tuple(int(v) for v in value)
+    if isinstance(value, (torch.dtype, torch.device)):
+        return str(value)
+    if type(value).__module__ == "numpy":
+        import numpy as np
+        if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+            return torch.from_numpy(np.ascontiguousarray(value).copy())
+        if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+            return to_plain(value.item(), refer, _depth)
+    if isinstance(value, dict):
+        pairs = _Dict()
+        for k, v in dict.items(value):
+            key = to_plain(k, None, _depth + 1)
+            if isinstance(key, (torch.Tensor, Ref, _Dict)) or type(key) is list:
+                raise WireError("a dict key must be a number, a string or a tuple of them")
+            pairs.append((key, to_plain(v, refer, _depth + 1)))
+        return pairs
+    if isinstance(value, tuple):
+        return _Tuple(to_plain(v, refer, _depth + 1) for v in tuple.__iter__(value))
+    if isinstance(value, list):
+        return [to_plain(v, refer, _depth + 1) for v in list.__iter__(value)]
+    if refer is None:
+        raise WireError(f"cannot send a {type(value).__name__}")
+    return refer(value)
+
+
+def encode(message: dict, refer: Any = None) -> bytes:
+    """One frame holding ``message`` (a dict of values; see :func:`to_plain`)."""
+    blobs: list[bytes] = []
+
+    def tree(v: Any) -> Any:
+        if isinstance(v, torch.Tensor):
+            return {"$tensor": _tensor_header(v, blobs)}
+        if isinstance(v, Ref):
+            return {"$" + v.kind: v.id, "type": v.type, "callable": v.callable}
+        if isinstance(v, _Tuple):
+            return {"$tuple": [tree(x) for x in v]}
+        if isinstance(v, _Dict):
+            return {"$dict": [[tree(k), tree(x)] for k, x in v]}
+        if isinstance(v, list):
+            return [tree(x) for x in v]
+        if isinstance(v, float) and not math.isfinite(v):
+            return {"$float": repr(v)}
+        return v
+
+    header = {str(k): tree(to_plain(v, refer)) for k, v in message.items()}
+    head = json.dumps(header, separators=(",", ":"), allow_nan=False).encode()
+    body = struct.pack(">I", len(head)) + head + b"".join(blobs)
+    if len(body) > MAX_FRAME or len(head) > MAX_HEADER:
+        raise WireError(f"message too large ({len(body) // 2**20} MB)")
+    return struct.pack(">I", len(body)) + body
+
+
+def _tensor_header(t: torch.Tensor, blobs: list[bytes]) -> dict:
+    t = torch.Tensor.detach(t)
+    if t.is_complex() or str(t.dtype).removeprefix("torch.") not in DTYPES:
+        t = t.to(torch.float64 if t.is_floating_point() or t.is_complex() else torch.int64)
+    head = {"dtype": str(t.dtype).removeprefix("torch."), "shape": [int(s) for s in t.shape]}
+    if t.device.type == "meta":
+        head["device"] = "meta"
+        return head
+    data = t.to("cpu").contiguous()
+    raw = data.reshape(-1).view(torch.uint8).numpy().tobytes() if data.numel() else b""
+    head["blob"] = len(blobs)
+    head["bytes"] = len(raw)
+    blobs.append(raw)
+    return head
+
+
+# ---------------------------------------------------------------- decoding
+
+def frame_length(prefix: bytes) -> int:
+    """The body length announced by a frame's first 4 bytes (checked against the cap)."""
+    (n,) = struct.unpack(">I", prefix)
+    if n > MAX_FRAME:
+        raise WireError(f"message too large ({n} bytes)")
+    return n
+
+
+def decode(body: bytes) -> dict:
+    """The message in one frame's body (without its 4-byte length). Raises :class:`WireError`."""
+    if len(body) < 4 or len(body) > MAX_FRAME:
+        raise WireError("truncated or oversized message")
+    (n,) = struct.unpack(">I", body[:4])
+    if n > MAX_HEADER or 4 + n > len(body):
+        raise WireError("bad header length")
+    head = body[4:4 + n]
+    _check_nesting(head)
+    try:
+        tree = json.loads(head.decode("utf-8"), parse_constant=_no_constant)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise WireError(f"not JSON: {exc}") from None
+    if type(tree) is not dict:
+        raise WireError("a message must be a JSON object")
+    blobs = memoryview(body)[4 + n:]
+    reader = _Reader(blobs)
+    out = {}
+    for k, v in tree.items():
+        out[k] = reader.value(v, 0)
+    if reader.offset != len(blobs):
+        raise WireError("tensor bytes do not add up")
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise WireError(f"bare {name} is not allowed")
+
+
+def _check_nesting(head: bytes) -> None:
+    """Reject deep nesting before json.loads sees it (a recursion bomb costs nothing to send)."""
+    depth, in_string, escape = 0, False, False
+    for b in head:
+        if in_string:
+            if escape:
+                escape = False
+            elif b == 0x5C:
+                escape = True
+            elif b == 0x22:
+                in_string = False
+        elif b == 0x22:
+            in_string = True
+        elif b in (0x5B, 0x7B):
+            depth += 1
+            if depth > 3 * MAX_DEPTH + 4:
+                raise WireError("too deeply nested")
+        elif b in (0x5D, 0x7D):
+            depth -= 1
+
+
+class _Reader:
+    def __init__(self, blobs: memoryview) -> None:
+        self.blobs = blobs
+        self.offset = 0
+        self.nodes = 0
+        self.next_blob = 0
+
+    def value(self, v: Any, depth: int) -> Any:
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise WireError("too many values")
+        if depth > MAX_DEPTH:
+            raise WireError("too deeply nested")
+        t = type(v)
+        if v is None or t is bool:
+            return v
+        if t is int:
+            if not -MAX_INT <= v < MAX_INT:
+                raise WireError("integer out of range")
+            return v
+        if t is float:
+            return v
+        if t is str:
+            if len(v) > MAX_STRING:
+                raise WireError("string too long")
+            return v
+        if t is list:
+            return [self.value(x, depth + 1) for x in v]
+        if t is not dict or len(v) == 0:
+            raise WireError(f"unexpected {t.__name__}")
+        tag = next(iter(v))
+        if tag == "$tuple" and len(v) == 1 and type(v[tag]) is list:
+            return tuple(self.value(x, depth + 1) for x in v[tag])
+        if tag == "$dict" and len(v) == 1 and type(v[tag]) is list:
+            out = {}
+            for pair in v[tag]:
+                if type(pair) is not list or len(pair) != 2:
+                    raise WireError("bad dict entry")
+                key = self.value(pair[0], depth + 1)
+                if not (key is None or type(key) in (str, int, float, bool, tuple)):
+                    raise WireError("bad dict key")
+                if type(key) is tuple and not all(type(x) in (str, int) for x in key):
+                    raise WireError("bad dict key")
+                out[key] = self.value(pair[1], depth + 1)
+            return out
+        if tag == "$float" and len(v) == 1 and v[tag] in ("nan", "inf", "-inf"):
+            return float(v[tag])
+        if tag == "$tensor" and len(v) == 1 and type(v[tag]) is dict:
+            return self.tensor(v[tag])
+        if tag in ("$handle", "$callback") and set(v) == {tag, "type", "callable"}:
+            if type(v[tag]) is not int or not 0 <= v[tag] < MAX_INT or type(v["type"]) is not str \
+                    or len(v["type"]) > 500 or type(v["callable"]) is not bool:
+                raise WireError("bad reference")
+            return Ref(tag[1:], v[tag], v["type"], v["callable"])
+        raise WireError(f"unknown value {tag[:40]!r}")
+
+    def tensor(self, h: dict) -> torch.Tensor:
+        allowed = {"dtype", "shape", "device", "blob", "bytes"}
+        if not set(h) <= allowed or type(h.get("dtype")) is not str or h["dtype"] not in DTYPES:
+            raise WireError("bad tensor header")
+        shape = h.get("shape")
+        if type(shape) is not list or len(shape) > 12 \
+                or not all(type(s) is int and 0 <= s < 2**40 for s in shape):
+            raise WireError("bad tensor shape")
+        dtype = DTYPES[h["dtype"]]
+        numel = math.prod(shape)
+        if h.get("device") == "meta":
+            if set(h) - {"dtype", "shape", "device"} or numel > 2**40:
+                raise WireError("bad meta tensor")
+            return torch.empty(shape, dtype=dtype, device="meta")
+        if "device" in h or h.get("blob") != self.next_blob or type(h.get("bytes")) is not int:
+            raise WireError("bad tensor reference")
+        self.next_blob += 1
+        size = numel * torch.empty((), dtype=dtype).element_size()
+        if h["bytes"] != size or self.offset + size > len(self.blobs):
+            raise WireError("tensor bytes do not match its shape")
+        raw = bytearray(self.blobs[self.offset:self.offset + size])
+        self.offset += size
+        if size == 0:
+            return torch.empty(shape, dtype=dtype)
+        return torch.frombuffer(raw, dtype=dtype).reshape(shape)
+
+
+def roundtrip(message: dict, refer: Any = None) -> dict:
+    """``decode(encode(message))``: what the other side would receive (used in-process, so that
+    the local checks see exactly what the grader sees)."""
+    frame = encode(message, refer)
+    return decode(frame[4:])

@@ -1,0 +1,126 @@
+"""The nbgrader side of the course: what `nbgrader_config.py` plugs into nbgrader.
+
+`course build` copies this file to `nbgrader/nbgrader_plugins.py`, next to the course's
+`nbgrader_config.py`, which imports it. It needs nbgrader only (not the course package), so it
+works in the instructor's nbgrader wherever the course folder is copied.
+
+- `SkipUngraded`: nbgrader's Execute, except that cells whose grade_id ends in `-skipped` are not
+  run by `nbgrader autograde` (the cells `course grade` skips: long training runs, tagged
+  `otter_ignore` in the masters). Test cells always run, whatever their grade_id says.
+- `KeepSkippedOutputs`: nbgrader's ClearOutput, except that the skipped cells keep the outputs the
+  student's notebook came with, so that the plots you grade by hand are the student's own.
+- `QuestionCsvExport`: `nbgrader export` with one column per question (q1, q2, ...) after nbgrader's
+  usual columns: the points of the question's grade cells (grade_ids `qN-...`) added up.
+  A question graded by hand is empty until you grade it (0 when the student left it blank).
+"""
+from __future__ import annotations
+
+import csv
+import re
+
+from nbgrader.api import MissingEntry
+from nbgrader.plugins import CsvExportPlugin
+from nbgrader.preprocessors import ClearOutput, Execute
+
+SKIPPED = "-skipped"
+
+
+def is_skipped(cell) -> bool:
+    """A cell nbgrader autograde does not run: grade_id `...-skipped`, and not a test cell."""
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    test_cell = meta.get("grade", False) and not meta.get("solution", False)
+    return str(meta.get("grade_id", "")).endswith(SKIPPED) and not test_cell
+
+
+def question_of(grade_id: str) -> str:
+    """`q3-test_hot_and_cold` -> `q3`."""
+    return grade_id.split("-", 1)[0]
+
+
+def _natural(name: str) -> tuple:
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
+
+
+class SkipUngraded(Execute):
+    """nbgrader's Execute, skipping the cells `course grade` skips (see the module's docstring)."""
+
+    async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        if cell.cell_type == "code" and is_skipped(cell):
+            self.log.debug("Skipping cell %s (%s)", cell_index, cell.metadata.nbgrader["grade_id"])
+            return cell
+        return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+
+
+class KeepSkippedOutputs(ClearOutput):
+    """nbgrader's ClearOutput, keeping the outputs of the cells that autograde does not run."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        if cell.cell_type == "code" and is_skipped(cell):
+            return cell, resources
+        return super().preprocess_cell(cell, resources, cell_index)
+
+
+def question_scores(gradebook, assignment: str, student: str) -> dict[str, float | None]:
+    """{question: points} of one submission; None for a question that waits for your hand grade."""
+    submission = gradebook.find_submission(assignment, student)
+    scores: dict[str, float] = {}
+    pending: set[str] = set()
+    for notebook in submission.notebooks:
+        for grade in notebook.grades:
+            q = question_of(grade.name)
+            if grade.manual_score is None and grade.auto_score is None:
+                pending.add(q)
+                continue
+            earned = grade.manual_score if grade.manual_score is not None else grade.auto_score
+            scores[q] = scores.get(q, 0.0) + float(earned)
+    return {**scores, **{q: None for q in pending}}
+
+
+def questions(gradebook, assignment: str) -> list[str]:
+    """The questions of an assignment, from its grade cells, in natural order (q2 before q10)."""
+    found = {question_of(c.name) for nb in gradebook.find_assignment(assignment).notebooks
+             for c in nb.grade_cells}
+    return sorted(found, key=_natural)
+
+
+class QuestionCsvExport(CsvExportPlugin):
+    """nbgrader's CSV export plus one column per question (see the module's docstring)."""
+
+    KEYS = ["assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
+            "raw_score", "late_submission_penalty", "score", "max_score"]
+
+    def export(self, gradebook) -> None:
+        dest = self.to or "grades.csv"
+        wanted_assignments = [str(a) for a in self.assignment]
+        wanted_students = [str(s) for s in self.student]
+        self.log.info("Exporting grades, one column per question, to %s", dest)
+        assignments = [a for a in gradebook.assignments
+                       if not wanted_assignments or a.name in wanted_assignments]
+        own = {a.name: questions(gradebook, a.name) for a in assignments}
+        columns = sorted({q for qs in own.values() for q in qs}, key=_natural)
+        with open(dest, "w", newline="", encoding="utf-8") as f:
+            out = csv.writer(f)
+            out.writerow(self.KEYS + columns)
+            for assignment in assignments:
+                for student in gradebook.students:
+                    if wanted_students and student.id not in wanted_students:
+                        continue
+                    row = {"assignment": assignment.name, "duedate": assignment.duedate,
+                           "student_id": student.id, "last_name": student.last_name,
+                           "first_name": student.first_name, "email": student.email,
+                           "max_score": assignment.max_score}
+                    try:
+                        submission = gradebook.find_submission(assignment.name, student.id)
+                    except MissingEntry:
+                        row.update(timestamp="", raw_score=0.0, late_submission_penalty=0.0, score=0.0)
+                        scores = {}
+                    else:
+                        penalty = submission.late_submission_penalty
+                        row.update(timestamp=submission.timestamp, raw_score=submission.score,
+                                   late_submission_penalty=penalty,
+                                   score=max(0.0, submission.score - penalty))
+                        scores = question_scores(gradebook, assignment.name, student.id)
+                    cells = ["" if row[k] is None else str(row[k]) for k in self.KEYS]
+                    cells += ["" if q not in own[assignment.name] or scores.get(q) is None
+                              else f"{scores[q]:g}" for q in columns]
+                    out.writerow(cells)
