@@ -1,7 +1,11 @@
 """Benchmark: the default MyTransformer on the stories, as a diffusion model and as a causal model;
-and the chapter's GPT (notebook 09), with and without dropout.
+the course's TinyDenoiser; the causal model fine-tuned as a diffusion model; and the chapter's GPT
+(notebook 09), with and without dropout.
 
     python benchmarks/stories.py --steps 1500
+    python benchmarks/stories.py --steps 1500 --models diffusion,tinydenoiser --threads 1
+    python benchmarks/stories.py --steps 1500 --models causal,finetune --threads 1
+    python benchmarks/stories.py --steps 5000 --models tinydenoiser --write-curve course/tinydenoiser_curve.py
     python benchmarks/stories.py --steps 1500 --models gpt --dropouts 0.2 --threads 1
 
 Trains both with the solutions' code and recipe (batch 64, L 32, Adam lr 1e-3 with betas
@@ -9,6 +13,17 @@ Trains both with the solutions' code and recipe (batch 64, L 32, Adam lr 1e-3 wi
 the loss per token on the training text and on held-out text, and training tokens per second.
 It also times an equal-sized model whose heads are computed with one matrix and
 F.scaled_dot_product_attention, and prints how much faster it is.
+
+`--models tinydenoiser`: the course's TinyDenoiser(2002) (course/tinydenoiser.py: all heads from one
+matrix, no position table, queries and keys rotated by position), trained and measured exactly as
+the diffusion MyTransformer; with `diffusion` in the same run, their training steps are also timed
+in alternating rounds (`tinydenoiser_speed`). `--write-curve FILE` writes its loss curve (the
+window average, every `--curve-every` steps) as the Python module that notebook 07 plots.
+
+`--models finetune`: the causal MyTransformer (the one trained in this run with `causal`, else one
+trained here with the same recipe) copied into a MyTransformer without the causal switch (the
+triangle of infinite energies removed) and trained `--finetune-steps` more steps with DiffusionLoss;
+its held-out diffusion loss per token before and after, beside the diffusion model from scratch.
 
 `--models gpt`: the chapter's GPT(Config(vocab_size=2002, dropout=p)) of notebook 09 (the master's
 own code) for each p of `--dropouts`, trained left to right with the same recipe and batches as the
@@ -60,6 +75,8 @@ from course import (  # noqa: E402
     pick_device,
 )
 from course.build import reference_namespace  # noqa: E402
+from course.plots import WindowAverage  # noqa: E402
+from course.tinydenoiser import TinyDenoiser  # noqa: E402
 from course.training import STORY_ADAM, Seed, TrainLoop  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data" / "tinystories"      # the offline copies, if here
@@ -230,6 +247,39 @@ def WriteSamples(net: nn.Module, namespace: dict, causal: bool, n: int, L: int) 
     return texts
 
 
+def FineTune(causal_net: nn.Module | None, vocab_size: int, args, device: str, make_batch,
+             diffusion_loss, heldout_windows: torch.Tensor, train_windows: torch.Tensor,
+             mask: int) -> dict:
+    """The causal MyTransformer's weights in a MyTransformer without the switch, trained on with
+    DiffusionLoss (the page's closing suggestion); its held-out diffusion loss before and after."""
+    if causal_net is None:                      # no causal model in this run: train one the same way
+        Seed(args.seed)
+        causal_net = ReferenceNamespace(causal=True)["MyTransformer"](vocab_size, causal=True).to(device)
+        TrainLoop(causal_net, make_batch, NextTokenLoss, args.steps, lr=args.lr,
+                  betas=(STORY_ADAM["betas"][0], args.beta2), desc="causal (to fine-tune)",
+                  progress=not args.no_progress)
+    namespace = ReferenceNamespace()
+    net = namespace["MyTransformer"](vocab_size).to(device)
+    net.load_state_dict(causal_net.state_dict())         # same numbers, no triangle
+    before = LossPerToken(net, heldout_windows, False, mask, args.eval_repeats)
+    steps = args.finetune_steps or args.steps
+    Seed(args.seed + 1)
+    losses = TrainLoop(net, make_batch, diffusion_loss, steps, lr=args.lr, scale=1.0 / args.L,
+                       betas=(STORY_ADAM["betas"][0], args.beta2), desc="fine-tune as diffusion",
+                       progress=not args.no_progress)
+    tail = losses[-100:]
+    return {"causal_steps": args.steps, "finetune_steps": steps,
+            "heldout_loss_per_token_before": round(before, 4),
+            "heldout_loss_per_token": round(LossPerToken(net, heldout_windows, False, mask,
+                                                         args.eval_repeats), 4),
+            "train_loss_per_token": round(LossPerToken(net, train_windows, False, mask,
+                                                       args.eval_repeats), 4),
+            "final_window_loss": round(sum(tail) / len(tail), 4),
+            "first_window_loss": round(sum(losses[:100]) / len(losses[:100]), 4),
+            "seconds": round(TrainLoop.last_seconds, 1),
+            "samples": WriteSamples(net, namespace, False, args.samples, args.L)}
+
+
 def TrainGPT(p: float, vocab_size: int, args, device: str, make_batch, train_windows: torch.Tensor,
              heldout_windows: torch.Tensor, mask: int) -> dict:
     """The chapter's GPT (notebook 09's own code) with dropout p, trained left to right and measured."""
@@ -270,6 +320,39 @@ def GPTSpeed(vocab_size: int, args, device: str, make_batch) -> dict:
             "ratio_gpt_fast": round(seconds["my_transformer"] / seconds["gpt_fast"], 2)}
 
 
+def WriteCurve(path: str, losses: list[float], every: int, window: int, results: dict) -> None:
+    """Write TinyDenoiser's loss curve as a small Python module (window average every `every` steps)."""
+    averaged = WindowAverage(losses, window)
+    n = len(losses)
+    steps = list(range(every, n + 1, every)) + ([n] if n % every else [])
+    values = [f"{float(averaged[s - 1]):.3f}" for s in steps]
+    rows = "\n".join("    " + ", ".join(values[i:i + 12]) + "," for i in range(0, len(values), 12))
+    steps_code = f"list(range({every}, {n + 1}, {every}))" + (f" + [{n}]" if n % every else "")
+    r, heldout = results, results["tinydenoiser"]["heldout_loss_per_token"]
+    text = (
+        f'"""TinyDenoiser\'s loss per token on the stories, from one run of the solutions\' recipe.\n\n'
+        f"Made by `python benchmarks/stories.py --models tinydenoiser --steps {n} --write-curve {path}`\n"
+        f"(do not edit by hand): TinyDenoiser(2002) trained with DiffusionLoss as in notebook 07\n"
+        f"(batch {r['batch']}, L {r['L']}, Adam lr {r['lr']}, betas (0.9, {r['beta2']}), "
+        f"seed {r['seed']}) on {r['train_tokens']:,} tokens\n"
+        f"of TinyStories, on {r['device']} ({r['machine']}).\n"
+        f"Held-out loss per token at the end: {heldout}.\n\n"
+        f"STEPS[n] is a training step and LOSS[n] the loss per token averaged over the {window} steps\n"
+        f"up to it (what PlotLosses draws). TinyDenoiserCurve(steps) cuts the curve at `steps`.\n"
+        f'"""\n'
+        f"from __future__ import annotations\n\n"
+        f"WINDOW = {window}\n"
+        f"STEPS = {steps_code}\n"
+        f"LOSS = [\n{rows}\n]\n"
+        f"HELDOUT_LOSS_PER_TOKEN = {heldout}\n\n\n"
+        f"def TinyDenoiserCurve(steps: int | None = None) -> tuple[list[int], list[float]]:\n"
+        f'    """(steps, loss per token) of the course\'s TinyDenoiser run, up to `steps` steps."""\n'
+        f"    keep = [i for i, s in enumerate(STEPS) if steps is None or s <= steps]\n"
+        f"    return [STEPS[i] for i in keep], [LOSS[i] for i in keep]\n")
+    Path(path).write_text(text)
+    print(f"wrote {path} ({len(values)} points)")
+
+
 def Machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -296,7 +379,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="Adam's beta2 (default: the solutions' %(default)s)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--models", default="diffusion,causal",
-                        help="which to train: diffusion, causal, gpt (default: diffusion,causal)")
+                        help="which to train: diffusion, causal, tinydenoiser, finetune, gpt "
+                             "(default: diffusion,causal)")
+    parser.add_argument("--finetune-steps", type=int, default=0,
+                        help="with --models finetune: diffusion steps after the causal training "
+                             "(default: --steps)")
+    parser.add_argument("--write-curve", default=None, metavar="FILE",
+                        help="with --models tinydenoiser: write its loss curve as a Python module")
+    parser.add_argument("--curve-every", type=int, default=25, help="steps between the curve's points")
     parser.add_argument("--dropouts", default="0.2,0.0",
                         help="with --models gpt: the GPT's dropout, one run each (default: 0.2,0.0)")
     parser.add_argument("--train-loss", choices=["course", "bernoulli"], default="course",
@@ -346,7 +436,13 @@ def main(argv: list[str] | None = None) -> int:
                      "train_tokens": len(corpus), "heldout_tokens": len(heldout),
                      "eval_windows": len(heldout_windows),
                      "load_average_at_start": [round(x, 2) for x in os.getloadavg()]}
+    trained: dict[str, nn.Module] = {}
     for kind in models:
+        if kind == "finetune":
+            results["finetune"] = FineTune(trained.get("causal"), vocab_size, args, device, make_batch,
+                                           diffusion_loss, heldout_windows, train_windows, mask)
+            print(f"finetune: {json.dumps(results['finetune'], indent=1)}")
+            continue
         if kind == "gpt":
             for p in [float(d) for d in args.dropouts.split(",") if d.strip()]:
                 results[f"gpt_dropout{p}"] = TrainGPT(p, vocab_size, args, device, make_batch,
@@ -356,8 +452,11 @@ def main(argv: list[str] | None = None) -> int:
         causal = kind == "causal"
         namespace = ReferenceNamespace(causal=causal)
         Seed(args.seed)
-        net = (namespace["MyTransformer"](vocab_size, causal=True) if causal
-               else namespace["MyTransformer"](vocab_size)).to(device)
+        if kind == "tinydenoiser":
+            net = TinyDenoiser(vocab_size).to(device)
+        else:
+            net = (namespace["MyTransformer"](vocab_size, causal=True) if causal
+                   else namespace["MyTransformer"](vocab_size)).to(device)
         loss_fn = NextTokenLoss if causal else diffusion_loss
         scale = 1.0 if causal else 1.0 / args.L
         losses = TrainLoop(net, make_batch, loss_fn, args.steps, lr=args.lr, scale=scale,
@@ -376,9 +475,27 @@ def main(argv: list[str] | None = None) -> int:
             "final_window_loss": round(sum(tail) / len(tail), 4),
             "tokens_per_second": round(args.steps * args.batch * args.L / seconds),
             "seconds": round(seconds, 1),
+            "parameters": ParameterCount(net),
         }
         results[kind]["samples"] = WriteSamples(net, namespace, causal, args.samples, args.L)
         print(f"{kind}: {json.dumps(results[kind], indent=1)}")
+        trained[kind] = net
+        if kind == "tinydenoiser" and args.write_curve:
+            WriteCurve(args.write_curve, losses, args.curve_every, 100, results)
+
+    if {"diffusion", "tinydenoiser"} <= set(models):
+        # the two diffusion networks' training steps, timed in alternating rounds in this run
+        Seed(args.seed)
+        nets = {"my_transformer": ReferenceNamespace()["MyTransformer"](vocab_size).to(device),
+                "tinydenoiser": TinyDenoiser(vocab_size).to(device)}
+        seconds = TimeSteps(nets, make_batch, diffusion_loss, args.speed_steps)
+        tokens = args.batch * args.L
+        results["tinydenoiser_speed"] = {
+            "steps_timed": args.speed_steps,
+            **{f"{name}_tokens_per_second": round(tokens / s) for name, s in seconds.items()},
+            "ratio": round(seconds["my_transformer"] / seconds["tinydenoiser"], 2)}
+        print(f"tinydenoiser speed: {results['tinydenoiser_speed']['ratio']:.2f}x as fast as "
+              f"MyTransformer ({json.dumps(results['tinydenoiser_speed'])})")
 
     if "gpt" in models:
         results["gpt_speed"] = GPTSpeed(vocab_size, args, device, make_batch)
