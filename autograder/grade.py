@@ -239,9 +239,10 @@ class Grader:
             paths.add(Path(stories))
         secrets_ = self._secret_candidates() + [REPO]
         view = []
-        for p in sorted({p.resolve() for p in paths}):
-            if p == Path("/") or any(s == p or p in s.parents for s in secrets_):
-                if p != REPO:
+        for p in sorted({Path(os.path.abspath(p)) for p in paths}):   # as named: sandbox binds the real
+            real = p.resolve()                                         # path and links this name to it
+            if real == Path("/") or any(s == real or real in s.parents for s in secrets_):
+                if real != REPO:
                     self.warnings.append(f"not shown to student code (it holds grading material): {p}")
                 continue
             view.append(str(p))
@@ -803,6 +804,19 @@ class Grader:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
+def peak_memory_mb() -> float:
+    """This process's peak resident memory (VmHWM: ru_maxrss would include what the parent held
+    before it exec'ed us)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``course grade``: returns 0 when the batch finished (whatever the scores), 2 on bad input."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
@@ -830,7 +844,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = {"workers": args.workers, "mode": grader.mode, "mode_note": sandbox.MODE_NOTES[grader.mode],
             "cgroups": grader.cg.kind if grader.cg else "none", "cgroups_note": grader.cg_note,
             "warnings": grader.warnings, "wall_seconds": time.monotonic() - t0,
-            "grader_peak_memory_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+            "grader_peak_memory_mb": peak_memory_mb()}
     report.write_all(grader.out, asg, results, meta)
     ok = sum(1 for r in results if r.status == "ok")
     print(f"graded {len(results)} submissions of {asg.name} in {meta['wall_seconds']:.1f} s "

@@ -592,6 +592,12 @@ def _bind_ro(src: str, dst: str) -> None:
     mount(None, dst, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
+def _no_link_on_the_way(new: str, path: str) -> bool:
+    """No folder on the way to ``path`` in the new root is a link (which could lead out of it)."""
+    parts = path.strip("/").split("/")[:-1]
+    return not any(os.path.islink(new + "/" + "/".join(parts[:i + 1])) for i in range(len(parts)))
+
+
 def _below(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
@@ -628,12 +634,20 @@ def _build_root(spec: dict) -> None:
         elif os.path.isdir(path):
             _bind_ro(path, new + path)
             bound.append(path)
-    view = sorted({os.path.realpath(p) for p in spec.get("view", []) if os.path.exists(p)}, key=len)
-    for path in view:
+    named = [os.path.abspath(p) for p in spec.get("view", []) if os.path.exists(p)]
+    for path in sorted({os.path.realpath(p) for p in named}, key=len):
         if path in ("/", "") or any(_below(path, b) for b in bound):
             continue
         _bind_ro(path, new + path)
         bound.append(path)
+    for path in named:              # a path named through a symbolic link: the link, to the real one
+        if os.path.realpath(path) != path and _no_link_on_the_way(new, path) \
+                and not os.path.lexists(new + path):
+            try:
+                os.makedirs(os.path.dirname(new + path), exist_ok=True)
+                os.symlink(os.path.realpath(path), new + path)
+            except OSError:
+                pass
     os.makedirs(new + "/proc", exist_ok=True)
     mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
     scratch = spec["scratch"]

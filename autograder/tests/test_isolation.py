@@ -129,7 +129,7 @@ def alone(tmp_path_factory) -> dict:
 
 
 ATTACK_ARGS = ("--workers", "2", "--timeout", "90", "--cell-timeout", "30", "--memory", "2")
-LONG = "longname_1_2_" + "ü" * 150 + ".ipynb"
+LONG = "longname_1_2_" + "ü" * 287 + ".ipynb"           # 306 characters, 593 bytes
 
 
 def attack_class(folder: Path) -> dict[str, bytes]:
