@@ -24,7 +24,9 @@ not parsed here: checking that a notebook is a notebook is the sandboxed runner'
 """
 from __future__ import annotations
 
+import atexit
 import re
+import shutil
 import tempfile
 import unicodedata
 import zipfile
@@ -279,8 +281,12 @@ def _one(path: Path, label: str, stage: _Stage) -> list[Submission]:
 
 def collect(args: list[str], staging: Path | None = None) -> list[Submission]:
     """All submissions named by ``args`` (files, folders, zips), staged into ``staging`` (a private
-    folder; a new temporary one if None), with unique ``file`` names and stems."""
-    stage = _Stage(Path(tempfile.mkdtemp(prefix="course-inputs-")) if staging is None else staging)
+    folder; if None, a temporary one removed when this process exits), with unique ``file`` names
+    and stems."""
+    if staging is None:
+        staging = Path(tempfile.mkdtemp(prefix="course-inputs-"))
+        atexit.register(shutil.rmtree, staging, True)
+    stage = _Stage(staging)
     subs: list[Submission] = []
     for arg in args:
         path = Path(arg)
