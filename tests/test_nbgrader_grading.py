@@ -1,0 +1,161 @@
+"""nbgrader's real commands on a scratch copy of the built course directory, against `course grade`.
+
+One scratch course for every master: `nbgrader generate_assignment` for each notebook, `nbgrader
+validate` on each released (blank) notebook, then for each notebook the solution, the blank and
+mutants (autograder/mutations/) submitted as students would, `nbgrader autograde` once per
+notebook and `nbgrader export` once. The same answers, in Otter's form, go through `course grade`;
+the points of every question must come out the same. Slow (minutes): marked `slow`.
+"""
+from __future__ import annotations
+
+import csv
+import re
+
+import nbformat
+import pytest
+
+from autograder.assignment import load
+from benchmarks.nbgrader_grading import comparison, grade_both, nbgrader_points
+from course.build import masters
+
+pytestmark = pytest.mark.slow
+NAMES = masters()
+EDITED = "03_attention" if "03_attention" in NAMES else NAMES[0]     # where a GIVEN cell is edited
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> dict:
+    return grade_both(NAMES, tmp_path_factory.mktemp("nbgrader"), fail=2, passing=1, edited=EDITED,
+                      feedback=(EDITED,), groups=2)
+
+
+def _auto(name: str) -> list:
+    return load(name).auto
+
+
+def test_generate_assignment_for_every_notebook(run):
+    for name in NAMES:
+        r = run["generate"][name]
+        assert r.returncode == 0, f"{name}:\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}"
+        folder = run["roots"][name] / "release" / name
+        assert (folder / f"{name}.ipynb").is_file()
+        assert (folder / "course" / "handles.py").is_file(), "the course package goes with the notebook"
+
+
+def test_hidden_tests_never_released(run):
+    for name in NAMES:
+        text = (run["roots"][name] / "release" / name / f"{name}.ipynb").read_text()
+        assert "HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text
+        released = nbformat.read(run["roots"][name] / "release" / name / f"{name}.ipynb", as_version=4)
+        sources = "\n".join(c.source for c in released.cells)
+        cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in released.cells}
+        for q in _auto(name):
+            for case in q.cases:
+                if not case.hidden:
+                    continue
+                assert f"def {case.name}(" not in text, f"{name}: hidden test {case.name} released"
+                if case.failure_message:
+                    assert case.failure_message not in sources, f"{name}: {case.name}'s message released"
+                cell = cells.get(f"{q.name}-{case.name}") or cells.get(f"{q.name}-tests")
+                assert cell is not None
+                if f"{q.name}-tests" not in cells:
+                    assert [line for line in cell.source.splitlines() if line.strip()] == \
+                        [cell.source.splitlines()[0]], f"{name}: {case.name} keeps more than its header"
+
+
+def test_blank_notebook_fails_validate(run):
+    for name in NAMES:
+        r = run["validate"][name]
+        assert "VALIDATION FAILED" in r.stdout, f"{name}:\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}"
+        assert "Success!" not in r.stdout
+
+
+def test_autograde_and_export_ran(run):
+    for name, r in run["autograde"].items():
+        assert r.returncode == 0, f"{name}:\n{r.stderr[-4000:]}"
+        assert "There was an error" not in r.stderr, f"{name}:\n{r.stderr[-4000:]}"
+    for name, r in run["export"].items():
+        assert r.returncode == 0, f"{name}:\n{r.stderr[-3000:]}"
+
+
+def test_solution_gets_full_automatic_marks(run):
+    for name in NAMES:
+        got = nbgrader_points(run, name, "solution")
+        for q in _auto(name):
+            assert got[q.name] == pytest.approx(q.max_points), f"{name} {q.name}: {got}"
+        row = run["nbgrader_rows"][(name, "solution")]
+        assert float(row["score"]) == pytest.approx(load(name).max_points)
+
+
+def test_blank_gets_zero(run):
+    for name in NAMES:
+        got = nbgrader_points(run, name, "blank")
+        assert all(v in (0.0, None) for v in got.values()), f"{name}: {got}"
+        assert float(run["nbgrader_rows"][(name, "blank")]["score"]) == 0.0
+
+
+def test_manual_questions_wait_for_the_instructor(run):
+    for name in NAMES:
+        got = nbgrader_points(run, name, "solution")
+        for q in load(name).questions:
+            if q.manual:
+                assert got[q.name] is None, f"{name} {q.name}: an answer to read by hand got {got[q.name]}"
+
+
+def test_nbgrader_export_equals_course_grade_per_question(run):
+    rows = comparison(run)
+    assert {r["notebook"] for r in rows} == set(NAMES)
+    for name in NAMES:
+        mutants = [r for r in rows if r["notebook"] == name and r["submission"] not in ("solution", "blank")]
+        assert len(mutants) >= 3, f"{name}: only {len(mutants)} mutants"
+    different = [r for r in rows if not r["same"]]
+    assert not different, "\n".join(f"{r['notebook']} {r['submission']}: {r['questions']}" for r in different)
+    assert all(r["status"] == "ok" for r in rows), [r for r in rows if r["status"] != "ok"]
+
+
+def test_mutants_lose_points_where_expected(run):
+    for name, labels in run["labels"].items():
+        for label, mutant in labels.items():
+            if mutant is None:
+                continue
+            got = nbgrader_points(run, name, label)
+            lost = sorted(q.name for q in _auto(name) if got[q.name] < q.max_points - 1e-9)
+            assert lost == ([mutant.question] if mutant.expect == "fail" else []), f"{name} {label}: {lost}"
+
+
+def test_edited_given_cell_is_reported_and_undone(run):
+    grade_id, original = run["edited"]
+    log = run["autograde"][EDITED].stderr
+    assert re.search(rf"Attribute 'checksum' for cell {re.escape(grade_id)} has changed", log), log[-3000:]
+    graded = nbformat.read(run["roots"][EDITED] / "autograded" / "given-edited" / EDITED / f"{EDITED}.ipynb",
+                           as_version=4)
+    cell = next(c for c in graded.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    assert cell.source == original
+    assert nbgrader_points(run, EDITED, "given-edited") == nbgrader_points(run, EDITED, "solution")
+
+
+def test_export_has_a_column_per_question(run):
+    exports = sorted(run["scratch"].glob("course-*.csv"))
+    assert exports
+    seen = set()
+    for export in exports:
+        with open(export, newline="") as f:
+            header = next(csv.reader(f))
+        assert header[:11] == ["assignment", "duedate", "timestamp", "student_id", "last_name", "first_name",
+                               "email", "raw_score", "late_submission_penalty", "score", "max_score"]
+        seen |= set(header[11:])
+    for name in NAMES:
+        assert {q.name for q in load(name).questions} <= seen
+
+
+def test_feedback_shows_hidden_tests_only_as_their_hint(run):
+    r = run["feedback"][EDITED]
+    assert r.returncode == 0, r.stderr[-3000:]
+    hidden = [c for q in load(EDITED).auto for c in q.cases if c.hidden]
+    for label, mutant in run["labels"][EDITED].items():
+        page = run["roots"][EDITED] / "feedback" / label / EDITED / f"{EDITED}.html"
+        text = page.read_text(encoding="utf-8")
+        for case in hidden:
+            assert f"def {case.name}(" not in text, f"{label}: hidden test {case.name} in the feedback"
+        if mutant is not None and mutant.expect == "fail":
+            assert "Check failed" in text
