@@ -219,10 +219,11 @@ def write_class(folder: Path, secrets: list[str]) -> dict[str, dict]:
         "forge.ipynb": (with_cells([FORGE], base=BLANK),
                         {"status": "tampering detected: malformed message from the notebook's process "
                                    "(an unknown message 'case')", "total": 0.0}),
+        # full marks (the answers are right), flagged for the instructor (they reach for the machine)
         "snoop.ipynb": (with_cells(after=[SNOOP.replace("{SECRETS!r}", repr(secrets))]),
-                        {"status": "ok", "total": 5.0}),
+                        {"status_start": "suspicious code: ", "total": 5.0}),
         "escape.ipynb": (with_cells(after=[ESCAPE.replace("{MARKER}", MARKER).replace("{SLEEP}", SLEEP)]),
-                         {"status": "ok", "total": 5.0}),
+                         {"status_start": "suspicious code: ", "total": 5.0}),
     }
     expected = {}
     for name, (data, exp) in subs.items():

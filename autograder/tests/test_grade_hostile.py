@@ -91,8 +91,10 @@ def test_good_submissions_grade_as_they_would_alone(batch, tmp_path):
     for name in ("good.ipynb", "Zoë Ångström ünïcode.ipynb", "colab.ipynb", "snoop.ipynb",
                  "escape.ipynb", "print_flood.ipynb", "big_image.ipynb"):
         row = batch["rows"][name]
-        assert [row[k] for k in ("q1", "q2", "q3", "total_points_earned", "grading_status")] == \
-               [alone[k] for k in ("q1", "q2", "q3", "total_points_earned", "grading_status")], name
+        assert [row[k] for k in ("q1", "q2", "q3", "total_points_earned")] == \
+               [alone[k] for k in ("q1", "q2", "q3", "total_points_earned")], name
+        if name not in ("snoop.ipynb", "escape.ipynb"):          # those two are flagged suspicious
+            assert row["grading_status"] == alone["grading_status"], name
 
 
 def test_student_code_could_not_read_or_write_secrets(batch):
