@@ -677,6 +677,11 @@ class Grader:
         cd = job.cells_done or {}
         res.cell_errors = list(cd.get("errors", []))[:200]
         res.tampering = sorted(set(job.tamper)) + [f"suspicious: {s}" for s in job.suspicious]
+        done = job.judge_done or {}
+        if done:
+            res.traffic = {"requests": int(done.get("requests", 0)),
+                           "answer_bytes": int(done.get("bytes", 0)),
+                           "test_seconds": float(done.get("seconds", 0.0))}
         res.tests_ran = job.done and not zero
         res.output = str(cd.get("output", ""))[:70000]
         for q in self.asg.auto:

@@ -53,6 +53,7 @@ class Result:
     seconds: float = 0.0
     exec_seconds: float = 0.0
     peak_memory: int | None = None       # bytes, all the submission's processes together (its cgroup)
+    traffic: dict = field(default_factory=dict)   # the judge's requests: count, bytes back, seconds
 
     @property
     def total(self) -> float:
@@ -237,7 +238,7 @@ def write_all(out_dir: Path, assignment: Assignment, results: list[Result], meta
                "grader_peak_memory_mb": meta.get("grader_peak_memory_mb"),
                "submissions": [{"file": r.file, "seconds": round(r.seconds, 3),
                                 "exec_seconds": round(r.exec_seconds, 3),
-                                "peak_memory_mb": _mb(r.peak_memory)}
+                                "peak_memory_mb": _mb(r.peak_memory), **r.traffic}
                                for r in sorted(results, key=lambda r: r.file)]}
     (out_dir / "timings.json").write_text(json.dumps(timings, indent=1, ensure_ascii=False) + "\n",
                                           encoding="utf-8")
