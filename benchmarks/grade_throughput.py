@@ -127,6 +127,14 @@ def main(argv: list[str] | None = None) -> dict:
                 res["grader_peak_memory_mb"] = timing.get("grader_peak_memory_mb")
                 print(f"  executing notebooks and tests: {executing / args.n:.2f} s per submission; "
                       f"grader overhead {res['overhead_per_submission_s']:.2f} s per submission", flush=True)
+                # the tests' traffic with the notebook's process (requests and answers over the pipes)
+                judged = [t for t in timing["submissions"] if "requests" in t]
+                if judged:
+                    for key in ("requests", "answer_bytes", "test_seconds"):
+                        res[f"{key}_per_submission"] = round(sum(t[key] for t in judged) / len(judged), 3)
+                    print(f"  tests: {res['requests_per_submission']:.0f} requests, "
+                          f"{res['answer_bytes_per_submission'] / 1024:.0f} KB of answers, "
+                          f"{res['test_seconds_per_submission']:.2f} s per submission", flush=True)
         same = (tmp / "out1" / "grades.csv").read_bytes() == (tmp / "out2" / "grades.csv").read_bytes()
         res["grades_identical_across_workers"] = same
         if not args.skip_otter:
