@@ -43,3 +43,15 @@ def _close():
     yield
     import matplotlib.pyplot as plt
     plt.close("all")
+
+
+def test_sentence_chart_counts_every_kind_of_nonsense_like_nonsense_fraction():
+    from course import Encode, NonsenseFraction, SentenceCounts
+
+    sentences = [Encode(s) for s in ["the cat is alive"] * 6 + ["the box is empty"] * 2
+                 + ["the cat is empty", "the the is alive"]]
+    ax = PlotSentences(SentenceCounts(sentences))
+    assert [b.get_height() for b in ax.patches] == [6, 2, 1, 0, 1]          # a fifth bar: other
+    assert [t.get_text() for t in ax.get_xticklabels()][-1] == "other"
+    assert NonsenseFraction(sentences) == pytest.approx(0.2)
+    assert "20.0%" in ax.get_title() and "not one of the two real sentences" in ax.get_title()
