@@ -240,3 +240,31 @@ def test_train_story_model_saves_then_reuses_for_the_same_settings(shared_storie
     assert len(TrainStoryModel(other, causal=causal, steps=2)) == 2       # other settings: trains
     smaller = MyTransformer(len(shared_stories.story_vocab), dim=8, heads=2, layers=1, causal=causal)
     assert len(TrainStoryModel(smaller, causal=causal, steps=2)) == 2     # other shapes: trains
+
+
+def test_train_story_model_names_and_starts(shared_stories, tmp_path, monkeypatch):
+    """Another network or another start gets its own file and settings: TinyDenoiser in 07, the causal
+    model trained on as a diffusion model in 08."""
+    from course.tinydenoiser import TinyDenoiser
+
+    monkeypatch.setenv("COURSE_DATA_CACHE", str(tmp_path))
+    V = len(shared_stories.story_vocab)
+    torch.manual_seed(1)
+    denoiser = TinyDenoiser(V, dim=16, heads=2, layers=1)
+    TrainStoryModel(denoiser, causal=False, steps=2, name="tinydenoiser")
+    assert (tmp_path / "story_tinydenoiser.pt").exists() and not (tmp_path / "story_diffusion.pt").exists()
+    assert SavedSettings(tmp_path / "story_tinydenoiser.pt")["model"] == "TinyDenoiser"
+
+    start = TinyDenoiser(V, dim=16, heads=2, layers=1, causal=True)
+    net = TinyDenoiser(V, dim=16, heads=2, layers=1)
+    net.load_state_dict(start.state_dict())
+    losses = TrainStoryModel(net, causal=False, steps=2, name="from_causal", start=start)
+    saved = SavedSettings(tmp_path / "story_from_causal.pt")
+    assert saved["start"] == {"model": "TinyDenoiser", "weights": training.WeightsFingerprint(start)}
+    again = TinyDenoiser(V, dim=16, heads=2, layers=1)
+    assert TrainStoryModel(again, causal=False, steps=2, name="from_causal", start=start) == losses
+    other_start = TinyDenoiser(V, dim=16, heads=2, layers=1, causal=True)          # other weights
+    assert training.WeightsFingerprint(other_start) != training.WeightsFingerprint(start)
+    fresh = TinyDenoiser(V, dim=16, heads=2, layers=1)
+    TrainStoryModel(fresh, causal=False, steps=2, name="from_causal", start=other_start)
+    assert SavedSettings(tmp_path / "story_from_causal.pt")["start"]["weights"] != saved["start"]["weights"]
