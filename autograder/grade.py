@@ -115,6 +115,7 @@ class Job:
     fatal: str | None = None
     malformed: str | None = None
     tamper: list[str] = field(default_factory=list)
+    tamper_after: list[str] = field(default_factory=list)      # reported after the tests ran
     suspicious: list[str] = field(default_factory=list)
 
     @property
@@ -158,6 +159,8 @@ class Grader:
         self.out = args.out.resolve()
         for sub in ("results", "feedback"):
             shutil.rmtree(self.out / sub, ignore_errors=True)
+        for name in report.OUTPUT_FILES:                 # nothing of an earlier run stays beside this one
+            (self.out / name).unlink(missing_ok=True)
         self.out.mkdir(parents=True, exist_ok=True)
         if self.mode != "weak":
             self.pool = sandbox.UidPool(args.workers)
@@ -226,14 +229,13 @@ class Grader:
 
     def _view_paths(self) -> list[str]:
         """Isolated mode: what the new root shows besides the system folders, read-only: Python and
-        its packages, the course package and the data cache. Not the repository itself (it holds
-        the tests and the solutions), nor any folder that holds something secret."""
+        its packages, the course package and the stories text. Not the repository itself (it holds
+        the tests and the solutions), not the rest of the data cache (trained weights of the
+        solutions), nor any folder that holds something secret."""
         paths = {Path(p) for p in sys.path if p and os.path.exists(p)}
         paths |= {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.base_exec_prefix),
                   Path(sys.executable).resolve().parent, REPO / "course"}
-        cache = Path(os.environ.get("COURSE_DATA_CACHE") or REPO / "data_cache")
-        if cache.is_dir():
-            paths.add(cache)
+        # the stories text only: the data cache also holds the solutions' trained weights
         stories = self._stories_file()
         if stories:
             paths.add(Path(stories))
@@ -331,7 +333,12 @@ class Grader:
                 self._poll(running)
                 for token in [t for t, j in running.items() if self._finished(j)]:
                     job = running.pop(token)
-                    self.results.append(self._finish(job))
+                    try:
+                        self.results.append(self._finish(job))
+                    except Exception as exc:     # a bug met by one row costs that row, not the batch
+                        print(f"course grade: {job.sub.file}: grading error: {exc!r}", file=sys.stderr)
+                        job.fatal = f"grading error: {type(exc).__name__}; grade this one again"
+                        self.results.append(self._result(job))
                     bar.update(1)
         finally:
             bar.close()
@@ -395,8 +402,11 @@ class Grader:
         os.set_blocking(jmsg_r, False)
         os.set_blocking(jctl_w, False)
         job.jmsg_r, job.jctl_w = jmsg_r, jctl_w
+        # the judge joins the submission's cgroup: the CPU and memory the submission makes it spend
+        # (a test calling back and forth) count against that submission, not against its neighbours
         judge_msg = {"kind": "judge", "id": "j" + job.token, "staging": str(job.staging),
-                     "memory_bytes": int(max(self.args.memory, 2.0) * 2**30)}
+                     "memory_bytes": int(max(self.args.memory, 2.0) * 2**30),
+                     "cgroup": job.group.procs_files if job.group is not None else []}
         socket.send_fds(self.sock, [json.dumps(judge_msg).encode()], [jmsg_w, jctl_r, job.req_w, job.ans_r])
         for fd in (jmsg_w, jctl_r, job.req_w, job.ans_r):
             os.close(fd)
@@ -559,7 +569,7 @@ class Grader:
             job.phase_deadline = now + self.args.cell_timeout + GRACE
             self._start_judge(job)
         elif t == "done" and job.cells_done is not None and job.done_at is None:
-            job.tamper += msg["tamper"]
+            job.tamper_after += msg["tamper"]
             job.done_at = now
         else:
             job.malformed = f"a {t!r} message out of order"
@@ -676,7 +686,8 @@ class Grader:
                      exec_seconds=((job.done_at or time.monotonic()) - (job.ready_at or job.started)))
         cd = job.cells_done or {}
         res.cell_errors = list(cd.get("errors", []))[:200]
-        res.tampering = sorted(set(job.tamper)) + [f"suspicious: {s}" for s in job.suspicious]
+        res.tampering = sorted(set(job.tamper + job.tamper_after))
+        res.tampering += [f"suspicious: {s}" for s in job.suspicious]
         done = job.judge_done or {}
         if done:
             res.traffic = {"requests": int(done.get("requests", 0)),
@@ -720,6 +731,10 @@ class Grader:
             seen = list(dict.fromkeys(job.tamper))
             more = f" (and {len(seen) - 1} more)" if len(seen) > 1 else ""
             return f"tampering detected: {seen[0]}{more}", True
+        if job.tamper_after:
+            # said by the submission's process after it saw the tests' inputs: its words stay out of
+            # the status (the student's feedback shows it), the details are in results/
+            return "tampering detected: torch or the course changed while the tests ran", True
         if job.killed and not job.done:
             return job.killed, job.cells_done is None
         if job.cells_done is None:
@@ -730,7 +745,10 @@ class Grader:
             where = f" during the tests of {job.test}" if job.test else " during the tests"
             if job.exit_status is None or "stopped answering" in str(job.judge_done.get("gone")):
                 return f"timeout: the notebook stopped answering{where}", False
-            return self._death(job, where), False
+            # no exit code or signal number here: after the tests' inputs, they would be a channel
+            if job.oom:
+                return self._death(job, where), False
+            return f"process ended{where} (see results/ for how)", False
         errors = (job.cells_done or {}).get("errors", [])
         for kind, text in (("timeout", "cell timeout: cell {cell} {error}"),
                            ("memory", "memory limit: cell {cell} ran out of memory"),
@@ -754,7 +772,11 @@ class Grader:
                     f"together{where}")
         st = job.exit_status or 0
         if os.WIFSIGNALED(st):
-            sig = signal.Signals(os.WTERMSIG(st)).name
+            number = os.WTERMSIG(st)
+            try:
+                sig = signal.Signals(number).name
+            except ValueError:                      # real-time signals have no name
+                sig = f"signal {number}"
             hint = " (out of memory?)" if sig in ("SIGKILL", "SIGSEGV", "SIGBUS", "SIGABRT") else ""
             if sig == "SIGXCPU":
                 return f"timeout: CPU time limit{where}"

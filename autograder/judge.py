@@ -149,13 +149,16 @@ def _failure(exc: BaseException, filename: str, lines: list[str], q: str) -> str
 
 
 def run_tests(t: PipeTransport, tests: list[dict], case_timeout: float, report: Any) -> None:
-    """Run every test case; ``report(dict)`` gets one message per case."""
+    """Run every test case; ``report(dict)`` gets one message per case.
+
+    Every public case runs before any hidden one. A public case's message goes to the student in
+    full, and may quote what the student's code said; run first, it is written before the
+    submission's process has seen a single input of a hidden test, so it cannot carry them out."""
     handles.use(t)
+    loaded = []
     for test in tests:
         q = test["question"]
         filename = f"<test {q}>"
-        lines = test["source"].split("\n")
-        report({"t": "test", "q": q})
         glob: dict[str, Any] = {"__name__": f"test_{q}", "test_case": _Case}
         try:
             exec(compile(test["source"], filename, "exec"), glob)
@@ -165,40 +168,49 @@ def run_tests(t: PipeTransport, tests: list[dict], case_timeout: float, report: 
                 report({"t": "case", "q": q, "i": i, "passed": False,
                         "message": "the test file did not load: " + str(exc)[:500]})
             continue
-        for i, case in enumerate(cases):
-            t.deadline = time.monotonic() + case_timeout
-            _seed_everything()
-            passed, message, missing = False, "", []
+        loaded += [(test, i, case) for i, case in enumerate(cases)]
+    ordered = sorted(loaded, key=lambda x: bool(x[2].kw.get("hidden")))     # stable: public first
+    current = None
+    for test, i, case in ordered:
+        q = test["question"]
+        filename = f"<test {q}>"
+        lines = test["source"].split("\n")
+        if q != current:
+            report({"t": "test", "q": q})
+            current = q
+        t.deadline = time.monotonic() + case_timeout
+        _seed_everything()
+        passed, message, missing = False, "", []
+        try:
+            kwargs = {}
+            for p in inspect.signature(case.func).parameters:
+                try:
+                    kwargs[p] = t.request("global", p, name=p)
+                except StudentGone:
+                    raise
+                except handles.StudentError:
+                    kwargs[p] = None               # as Otter does for a name that is not there
+                    missing.append(p)
+            case.func(**kwargs)
+            passed, message = True, "Test case passed"
+        except Exception as exc:
+            message = _failure(exc, filename, lines, q)
+            if missing:
+                message += ("\n(not defined in the notebook: " + ", ".join(missing)
+                            + " -- was its cell deleted or not run?)")
+        finally:
+            t.deadline = float("inf")
+            t.callbacks.clear()
+            t.swaps.clear()
+        report({"t": "case", "q": q, "i": i, "passed": passed, "message": message[:MESSAGE_CAP]})
+        if not t.gone:
             try:
-                kwargs = {}
-                for p in inspect.signature(case.func).parameters:
-                    try:
-                        kwargs[p] = t.request("global", p, name=p)
-                    except StudentGone:
-                        raise
-                    except handles.StudentError:
-                        kwargs[p] = None               # as Otter does for a name that is not there
-                        missing.append(p)
-                case.func(**kwargs)
-                passed, message = True, "Test case passed"
-            except Exception as exc:
-                message = _failure(exc, filename, lines, q)
-                if missing:
-                    message += ("\n(not defined in the notebook: " + ", ".join(missing)
-                                + " -- was its cell deleted or not run?)")
+                t.deadline = time.monotonic() + 10
+                t.request("reset")
+            except handles.StudentError:
+                pass
             finally:
                 t.deadline = float("inf")
-                t.callbacks.clear()
-                t.swaps.clear()
-            report({"t": "case", "q": q, "i": i, "passed": passed, "message": message[:MESSAGE_CAP]})
-            if not t.gone:
-                try:
-                    t.deadline = time.monotonic() + 10
-                    t.request("reset")
-                except handles.StudentError:
-                    pass
-                finally:
-                    t.deadline = float("inf")
 
 
 def notebook_cells(path: str, given_code: list[str]) -> tuple[list[str], list[str], list[str]]:
@@ -211,7 +223,7 @@ def notebook_cells(path: str, given_code: list[str]) -> tuple[list[str], list[st
     with open(path, "rb") as f:
         cells, _problem = read_notebook(f.read())
     cells = cells or []
-    sources = [c["source"] for c in cells]
+    sources = [c["source"] for c in cells if not c["ignore"]]        # the rules read what runs
     checks = sorted({q for src in sources for q in CHECK_RE.findall(src)})
     given = set(given_code)
     own = [(c["index"], c["source"]) for c in cells if c["source"] not in given]
@@ -221,6 +233,10 @@ def notebook_cells(path: str, given_code: list[str]) -> tuple[list[str], list[st
 def judge_main(job: dict, report_fd: int, control_fd: int, requests_fd: int, answers_fd: int) -> int:
     """Entry point in the forked judge process. Returns the exit code."""
     import resource
+
+    from .cgroups import join
+    if job.get("cgroup"):
+        join(list(job["cgroup"]))
     # answers are size-capped, but a test that trusts a reported shape could still allocate a lot:
     # a cap on this process's memory makes that fail the test, not the machine
     limit = int(job.get("memory_bytes", 4 * 2**30))

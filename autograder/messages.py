@@ -45,7 +45,7 @@ def _depth_ok(line: bytes, limit: int = 8) -> bool:
 def _str(v: Any, cap: int, what: str) -> str:
     if type(v) is not str:
         raise Malformed(f"{what} is not text")
-    return v[:cap]
+    return v[:cap].encode("utf-8", "replace").decode("utf-8")     # no lone surrogates past here
 
 
 def _int(v: Any, what: str) -> int:

@@ -226,20 +226,27 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict) -> st
     return "\n".join(out)
 
 
+OUTPUT_FILES = ("grades.csv", "timings.json", "report.html")
+
+
+def _write(path: Path, text: str) -> None:
+    """Text that may hold anything a submission printed (lone surrogates included) as UTF-8."""
+    path.write_text(text, encoding="utf-8", errors="replace")
+
+
 def write_all(out_dir: Path, assignment: Assignment, results: list[Result], meta: dict) -> None:
     """Write every output file into ``out_dir``."""
     (out_dir / "results").mkdir(parents=True, exist_ok=True)
     (out_dir / "feedback").mkdir(parents=True, exist_ok=True)
     for r in results:
-        (out_dir / "results" / f"{r.stem}.json").write_text(result_json(assignment, r), encoding="utf-8")
-        (out_dir / "feedback" / f"{r.stem}.md").write_text(feedback_md(assignment, r), encoding="utf-8")
-    (out_dir / "grades.csv").write_text(grades_csv(assignment, results), encoding="utf-8")
+        _write(out_dir / "results" / f"{r.stem}.json", result_json(assignment, r))
+        _write(out_dir / "feedback" / f"{r.stem}.md", feedback_md(assignment, r))
+    _write(out_dir / "grades.csv", grades_csv(assignment, results))
     timings = {"wall_seconds": round(meta.get("wall_seconds", 0.0), 3), "workers": meta.get("workers"),
                "grader_peak_memory_mb": meta.get("grader_peak_memory_mb"),
                "submissions": [{"file": r.file, "seconds": round(r.seconds, 3),
                                 "exec_seconds": round(r.exec_seconds, 3),
                                 "peak_memory_mb": _mb(r.peak_memory), **r.traffic}
                                for r in sorted(results, key=lambda r: r.file)]}
-    (out_dir / "timings.json").write_text(json.dumps(timings, indent=1, ensure_ascii=False) + "\n",
-                                          encoding="utf-8")
-    (out_dir / "report.html").write_text(report_html(assignment, results, meta), encoding="utf-8")
+    _write(out_dir / "timings.json", json.dumps(timings, indent=1, ensure_ascii=False) + "\n")
+    _write(out_dir / "report.html", report_html(assignment, results, meta))

@@ -54,7 +54,12 @@ class Snapshot:
                 continue
             snap.modules[name] = mod
             snap._record(name, mod, vars(mod))
-        for mod_name, cls_name in WATCHED_CLASSES:
+        classes = list(WATCHED_CLASSES)
+        for name in names:                    # the course's own classes too (its Server, its Watch)
+            if name.startswith(COURSE_PREFIX) and sys.modules.get(name) is not None:
+                classes += [(name, k) for k, v in vars(sys.modules[name]).items()
+                            if isinstance(v, type) and getattr(v, "__module__", "") == name]
+        for mod_name, cls_name in classes:
             mod = sys.modules.get(mod_name)
             klass = getattr(mod, cls_name, None) if mod is not None else None
             if isinstance(klass, type):

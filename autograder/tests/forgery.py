@@ -196,20 +196,76 @@ def _tell():
 atexit.register(_tell)
 '''
 
+# From the red team (a helper that saw only the grader's source):
+# 9. The runtime watch switched off and the forbidden function looked up by a name put together at
+#    run time (vars(F)[...]): the answers are right, the rules point must still be lost.
+NEUTERED_WATCH = r'''
+import course.rules
+course.rules.Watch.__enter__ = lambda self: self
+course.rules.Watch.__exit__ = lambda self, *a: None
+_k = vars(F)["scaled_dot" + "_product_attention"]
+
+def Attention(q, k, v):
+    L = k.shape[-2]
+    eye = torch.eye(L, dtype=v.dtype).expand(*v.shape[:-2], L, L)
+    return _k(q, k, v), _k(q, k, eye)
+'''
+# 10. The forbidden function run in a worker thread (the runtime watch is per thread), and a decoy
+#     definition in a cell the grader never runs (tagged otter_ignore), after the real one.
+THREADED = r'''
+from concurrent.futures import ThreadPoolExecutor
+_pool = ThreadPoolExecutor(1)
+
+def Attention(q, k, v):
+    L = k.shape[-2]
+    eye = torch.eye(L, dtype=v.dtype).expand(*v.shape[:-2], L, L)
+    out = _pool.submit(F.scaled_dot_product_attention, q, k, v).result()
+    weights = _pool.submit(F.scaled_dot_product_attention, q, k, eye).result()
+    return out, weights
+'''
+DECOY = '''def Attention(q, k, v):
+    raise NotImplementedError("I did not write Attention")
+'''
+# 11. Crashing the batch: a real-time signal (no name in signal.Signals), and lone surrogates in what
+#     the notebook prints and raises (not encodable as UTF-8).
+RT_SIGNAL = "import os as _o\n_o.kill(_o.getpid(), 40)\n"
+SURROGATES = '''print("\\ud800")
+def Attention(q, k, v):
+    raise ValueError("not done yet \\udcff")
+'''
+
+# Points are 0, or "all but the rules point" (ALL_BUT_RULES: the answers are right, the rules are broken).
+ALL_BUT_RULES = "all but the rules point"
 ATTACKS: dict[str, dict] = {
     # file: {"base": "blank" | "solution", "cells": [...], "replaces": name or None, "at_most": points,
     #        "exactly": points (optional), "status_start": ... (optional)}
     "protocol lines.ipynb": {"base": "blank", "cells": [PROTOCOL_LINES], "at_most": 0.0},
     "forged frames.ipynb": {"base": "blank", "cells": [FORGED_FRAMES], "at_most": 0.0},
-    "own server.ipynb": {"base": "blank", "cells": [OWN_SERVER], "at_most": 8.0,
+    "own server.ipynb": {"base": "blank", "cells": [OWN_SERVER], "at_most": ALL_BUT_RULES,
                          "status_start": "suspicious code"},
     "stack walker.ipynb": {"base": "blank", "cells": [STACK_WALKER], "at_most": 0.0},
     "agreeable objects.ipynb": {"base": "blank", "cells": [AGREEABLE], "at_most": 0.0},
     "patch and restore.ipynb": {"base": "blank", "cells": [PATCH_AND_RESTORE], "at_most": 0.0},
     "rules evasion.ipynb": {"base": "solution", "replaces": "Attention", "cells": [RULES_EVASION],
-                            "exactly": 8.0},
+                            "exactly": ALL_BUT_RULES},
     "exfiltrate.ipynb": {"base": "blank", "cells": [EXFILTRATE, EXFILTRATE_END], "at_most": 0.0},
+    "neutered watch.ipynb": {"base": "solution", "replaces": "Attention", "cells": [NEUTERED_WATCH],
+                             "at_most": ALL_BUT_RULES, "status_start": "tampering detected"},
+    "threaded with decoy.ipynb": {"base": "solution", "replaces": "Attention", "cells": [THREADED],
+                                  "ignored_after": DECOY, "exactly": ALL_BUT_RULES,
+                                  "status_start": "suspicious code"},
+    "real-time signal.ipynb": {"base": "blank", "cells": [RT_SIGNAL], "at_most": 0.0,
+                               "status_start": "process killed by signal 40"},
+    "lone surrogates.ipynb": {"base": "blank", "cells": [SURROGATES], "at_most": 0.0},
 }
+
+
+def points() -> tuple[float, float]:
+    """(all the automatic points of the assignment, all but its rules point)."""
+    from autograder import assignment
+    asg = assignment.load(NAME)
+    rules = sum(c.points for q in asg.auto for c in q.cases if c.name == "test_rules")
+    return asg.max_points, asg.max_points - rules
 
 
 def _load(path: Path) -> dict:
@@ -228,6 +284,10 @@ def attack_notebook(spec: dict) -> bytes:
         name = spec["replaces"]
         hits = [c for c in nb["cells"] if c["cell_type"] == "code" and f"def {name}(" in "".join(c["source"])]
         hits[-1]["source"] = cells[0]["source"]
+        if spec.get("ignored_after"):        # a cell the grader skips, right after the real answer
+            decoy = _code(spec["ignored_after"])
+            decoy["metadata"]["tags"] = ["otter_ignore"]
+            nb["cells"].insert(nb["cells"].index(hits[-1]) + 1, decoy)
     else:
         # after the setup cell, so that the attack is in place before the answers are read
         setup = next(i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code")
