@@ -6,14 +6,18 @@ name = "q5"
 points = 2
 
 @test_case(points=0, hidden=False, 
-    failure_message="predicted_nonsense should be a number between 0 and 1.")
-def test_is_fraction(predicted_nonsense):
+    failure_message="PredictedNonsense(0.8) should return a number between 0 and 1.")
+def test_is_fraction(PredictedNonsense):
     from course.handles import number, student
-    assert 0 <= number(student(predicted_nonsense)) <= 1
+    PredictedNonsense = student(PredictedNonsense)
+    assert 0 <= number(PredictedNonsense(0.8)) <= 1, 'PredictedNonsense(0.8) should be a fraction between 0 and 1'
 
 @test_case(points=2, hidden=True, 
-    failure_message="Not quite. A sentence is nonsense when exactly one of the two choices goes the 'cat ... alive' way: cat and empty, or box and alive. Add the probabilities of those two cases.")
-def test_predicted(predicted_nonsense):
+    failure_message="Not quite. A sentence is nonsense when exactly one of the two choices goes the 'cat ... alive' way: cat and empty, or box and alive. Add the probabilities of those two cases, as a function of p.")
+def test_predicted(PredictedNonsense):
     from course.handles import number, student
-    assert abs(number(student(predicted_nonsense)) - 0.32) < 0.001
+    PredictedNonsense = student(PredictedNonsense)
+    for p in (0.8, 0.5, 0.3, 0.95, 0.0, 1.0):
+        got = number(PredictedNonsense(p))
+        assert abs(got - 2 * p * (1 - p)) < 1e-06, f'PredictedNonsense({p}) gave {got}'
 
