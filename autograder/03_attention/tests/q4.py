@@ -3,30 +3,19 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q4"
-points = 2
+points = 1
 
-@test_case(points=1, hidden=False, 
-    failure_message="shuffle_agrees should be True, the result of torch.allclose(shuffled_out, out[perm], atol=1e-6).")
-def test_shuffle_agrees(shuffle_agrees):
-    import torch
+@test_case(points=0, hidden=False, 
+    failure_message="hot_factor and cold_factor should be numbers, one of 1, 10 and 0.1.")
+def test_factors_are_numbers(hot_factor, cold_factor):
     from course.handles import student
-    agrees = student(shuffle_agrees)
-    assert agrees is True or (type(agrees) is torch.Tensor and agrees.numel() == 1 and (bool(agrees.item()) is True))
+    for f in (student(hot_factor), student(cold_factor)):
+        assert type(f) in (int, float) and min((abs(f - c) for c in (1, 10, 0.1))) < 1e-09
 
 @test_case(points=1, hidden=True, 
-    failure_message="Shuffling the sites should shuffle both the output rows and the weights. Site perm[i] is now site i, so the new weights are weights[perm][:, perm] (rows and columns reordered); and your Attention should behave this way for any sizes.")
-def test_permutation(Attention, shuffled_weights_are):
-    import torch
-    from course.handles import student, close
-    Attention = student(Attention)
-    answer = student(shuffled_weights_are)
-    assert type(answer) is str and answer.replace(' ', '') == 'weights[perm][:,perm]', 'wrong expression'
-    torch.manual_seed(6)
-    for L, d in [(7, 4), (4, 9)]:
-        q, k, v = torch.randn(3, L, d)
-        perm = torch.randperm(L)
-        out, weights = Attention(q, k, v)
-        out2, weights2 = Attention(q[perm], k[perm], v[perm])
-        assert close(out2, out[perm]), 'the shuffled output is not the output shuffled'
-        assert close(weights2, weights[perm][:, perm]), 'the shuffled weights are not the weights shuffled'
+    failure_message="Not quite. Multiplying q by c multiplies every energy by c, i.e. divides the temperature by c. Large c means low temperature (cold, frozen onto one site); small c means high temperature (hot, nearly uniform).")
+def test_hot_and_cold(hot_factor, cold_factor):
+    from course.handles import number, student
+    hot, cold = (number(student(hot_factor)), number(student(cold_factor)))
+    assert abs(hot - 0.1) < 1e-09 and abs(cold - 10) < 1e-09
 

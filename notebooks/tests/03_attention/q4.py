@@ -3,13 +3,12 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q4"
-points = 2
+points = 1
 
-@test_case(points=1, hidden=False, 
-    failure_message="shuffle_agrees should be True, the result of torch.allclose(shuffled_out, out[perm], atol=1e-6).")
-def test_shuffle_agrees(shuffle_agrees):
-    import torch
+@test_case(points=0, hidden=False, 
+    failure_message="hot_factor and cold_factor should be numbers, one of 1, 10 and 0.1.")
+def test_factors_are_numbers(hot_factor, cold_factor):
     from course.handles import student
-    agrees = student(shuffle_agrees)
-    assert agrees is True or (type(agrees) is torch.Tensor and agrees.numel() == 1 and (bool(agrees.item()) is True))
+    for f in (student(hot_factor), student(cold_factor)):
+        assert type(f) in (int, float) and min((abs(f - c) for c in (1, 10, 0.1))) < 1e-09
 
