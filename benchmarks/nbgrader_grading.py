@@ -52,6 +52,21 @@ def _edit_given(nb) -> tuple[str, str]:
     return cell.metadata["nbgrader"]["grade_id"], original
 
 
+SUBMITTED_OUTPUT = "output of the student's own run\n"
+
+
+def with_outputs(nb):
+    """A copy of `nb` whose cells autograde does not run hold an output, as a student's would."""
+    import copy
+
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+        if cell.cell_type == "code" and grade_id.endswith("-skipped"):
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=SUBMITTED_OUTPUT)]
+    return nb
+
+
 def grade_both(names: list[str], scratch: Path, fail: int = 3, passing: int = 1, edited: str | None = None,
                feedback: tuple[str, ...] = (), groups: int = 1, timed: bool = False,
                workers: tuple[int, ...] = (2,)) -> dict:
@@ -79,7 +94,7 @@ def grade_both(names: list[str], scratch: Path, fail: int = 3, passing: int = 1,
         otter = scratch / "otter" / name
         otter.mkdir(parents=True, exist_ok=True)
         labels: dict = {"solution": None, "blank": None}
-        submit(root, name, "solution", filled)
+        submit(root, name, "solution", with_outputs(filled))
         nbformat.write(solution_notebook(name), otter / "solution.ipynb")
         submit(root, name, "blank", released)
         shutil.copy(NOTEBOOKS / f"{name}.ipynb", otter / "blank.ipynb")
@@ -168,8 +183,30 @@ def comparison(data: dict) -> list[dict]:
                          "nbgrader": sum(a or 0 for a, _ in per_q.values()),
                          "course_grade": sum(b for _, b in per_q.values()),
                          "max": sum(q.max_points for q in auto), "status": course["grading_status"],
+                         "full": {q.name: q.max_points for q in auto},
                          "same": all(a is not None and abs(a - b) < 1e-9 for a, b in per_q.values())})
     return rows
+
+
+def equality_table(rows: list[dict]) -> str:
+    """Markdown: per notebook, the automatic points of the solution, the blank and each mutant under
+    nbgrader and under course grade ("9 = 9" when they agree on every question)."""
+    def cell(r: dict) -> str:
+        lost = [q for q, (a, _) in r["questions"].items() if (a or 0) < r["full"][q] - 1e-9]
+        where = f" ({', '.join(lost)})" if lost and r["submission"] not in ("solution", "blank") else ""
+        sign = "=" if r["same"] else "≠"
+        return f"{r['nbgrader']:g} {sign} {r['course_grade']:g}{where}"
+
+    lines = ["| notebook | points | solution | blank | mutants (questions that lost points) | per question |",
+             "|---|---|---|---|---|---|"]
+    for name in dict.fromkeys(r["notebook"] for r in rows):
+        mine = {r["submission"]: r for r in rows if r["notebook"] == name}
+        mutants = "; ".join(f"{label}: {cell(r)}" for label, r in mine.items()
+                            if label not in ("solution", "blank"))
+        same = "same" if all(r["same"] for r in mine.values()) else "DIFFERENT"
+        lines.append(f"| {name} | {mine['solution']['max']:g} | {cell(mine['solution'])} | "
+                     f"{cell(mine['blank'])} | {mutants} | {same} |")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -192,12 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if not args.keep:
             shutil.rmtree(scratch, ignore_errors=True)
-    print("| notebook | submission | nbgrader | course grade | per question |")
-    print("|---|---|---|---|---|")
-    for r in rows:
-        qs = ", ".join(f"{q} {'-' if a is None else f'{a:g}'}/{b:g}" for q, (a, b) in r["questions"].items())
-        print(f"| {r['notebook']} | {r['submission']} | {r['nbgrader']:g} | {r['course_grade']:g} "
-              f"| {'same' if r['same'] else 'DIFFERENT'}: {qs} |")
+    print(equality_table(rows))
     print()
     print("| notebook | submissions | nbgrader autograde, s each | course grade --workers 1 | --workers 2 |")
     print("|---|---|---|---|---|")

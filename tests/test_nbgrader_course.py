@@ -148,7 +148,8 @@ def test_committed_course_directory_is_up_to_date():
     files = course_files(NAMES)
     stale = [rel for rel, data in files.items()
              if not (NBGRADER / rel).is_file() or (NBGRADER / rel).read_bytes() != data]
-    assert not stale, f"nbgrader/ is out of date with the masters: run `course build` ({stale[:5]})"
+    assert not stale, ("nbgrader/ is out of date with the masters or course/: run `course build` "
+                       f"(or `python -m course.nbgrader_course`) and commit it ({stale[:5]})")
     plugins = (ROOT / "course" / "nbgrader_plugins.py").read_bytes()
     assert (NBGRADER / "nbgrader_plugins.py").read_bytes() == plugins
 
@@ -184,6 +185,36 @@ def test_a_test_cell_marked_skipped_still_runs():
     assert is_skipped(cell(grade_id="given_07-skipped", grade=False, solution=False, locked=True))
     assert not is_skipped(cell(grade_id="q1-test_values-skipped", grade=True, solution=False))
     assert not is_skipped(cell(grade_id="q1-answer", grade=False, solution=True))
+
+
+def test_skip_ungraded_does_not_run_skipped_cells_and_keeps_their_outputs():
+    sys.path.insert(0, str(ROOT / "course"))
+    try:
+        from nbgrader_plugins import KeepSkippedOutputs, SkipUngraded
+    finally:
+        sys.path.remove(str(ROOT / "course"))
+        sys.modules.pop("nbgrader_plugins", None)
+
+    def cell(source, grade_id, **meta):
+        meta = {"grade": False, "solution": False, "locked": True, **meta, "grade_id": grade_id}
+        return nbformat.v4.new_code_cell(source, metadata={"nbgrader": meta})
+
+    submitted = nbformat.v4.new_output("stream", name="stdout", text="the student's plot\n")
+    nb = nbformat.v4.new_notebook(cells=[
+        cell("x = 1", "given_01"),
+        cell("x = 2\nraise RuntimeError('ran')", "given_02-skipped"),
+        cell("assert x == 1\nprint('ok')", "q1-test", grade=True, points=1.0),
+        cell("raise RuntimeError('a test always runs')", "q1-test_b-skipped", grade=True, points=1.0),
+    ])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    for c in nb.cells:
+        c.outputs = [submitted]
+    nb, res = KeepSkippedOutputs().preprocess(nb, {})
+    assert [len(c.outputs) for c in nb.cells] == [0, 1, 0, 0]
+    nb, _ = SkipUngraded(timeout=60).preprocess(nb, res)
+    assert nb.cells[1].outputs == [submitted]
+    assert nb.cells[2].outputs[0]["text"] == "ok\n"
+    assert nb.cells[3].outputs[0]["output_type"] == "error"
 
 
 # ---- check(): how a test cell runs a test case in the notebook's kernel

@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 from autograder.assignment import load
-from benchmarks.nbgrader_grading import comparison, grade_both, nbgrader_points
+from benchmarks.nbgrader_grading import SUBMITTED_OUTPUT, comparison, grade_both, nbgrader_points
 from course.build import masters
 
 pytestmark = pytest.mark.slow
@@ -159,3 +159,13 @@ def test_feedback_shows_hidden_tests_only_as_their_hint(run):
             assert f"def {case.name}(" not in text, f"{label}: hidden test {case.name} in the feedback"
         if mutant is not None and mutant.expect == "fail":
             assert "Check failed" in text
+
+
+def test_skipped_cells_are_not_run_and_keep_the_students_outputs(run):
+    for name in NAMES:
+        graded = nbformat.read(run["roots"][name] / "autograded" / "solution" / name / f"{name}.ipynb",
+                               as_version=4)
+        for cell in graded.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type == "code" and meta.get("grade_id", "").endswith("-skipped"):
+                assert [o.get("text") for o in cell.outputs] == [SUBMITTED_OUTPUT], (name, meta["grade_id"])
