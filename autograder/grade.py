@@ -204,7 +204,8 @@ class Grader:
     def _secret_candidates(self) -> list[Path]:
         """What student code must not see (the assignment, the output, the submissions, ...)."""
         candidates = [self.asg.folder, self.out, self.staging,
-                      REPO / ".git", REPO / "solutions", REPO / "dev", REPO / "runs"]
+                      REPO / ".git", REPO / "solutions", REPO / "dev", REPO / "runs",
+                      REPO / "nbgrader"]          # its source notebooks hold answers and hidden tests
         candidates += [p for p in assignment_mod.PACKAGE_DIR.iterdir()
                        if p.is_dir() and p.name != "__pycache__"]
         candidates += [Path(a) for a in self.args.submissions]
