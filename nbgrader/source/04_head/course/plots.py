@@ -21,9 +21,13 @@ def WindowAverage(values: Sequence[float], window: int = 100) -> np.ndarray:
     return (total[ends] - total[starts]) / (ends - starts)
 
 
-def PlotLosses(curves: Mapping[str, Sequence[float]], lines: Mapping[str, float] | None = None,
+def PlotLosses(curves: Mapping[str, Sequence[float] | tuple[Sequence[int], Sequence[float]]],
+               lines: Mapping[str, float] | None = None,
                window: int = 100, log: bool = False, ylabel: str = "loss", ax=None):
     """One window-averaged curve per entry of `curves`, and a labelled horizontal line per `lines`.
+
+    A curve is the list of losses of every step (it is averaged over `window` steps), or a pair
+    (steps, losses) that is already averaged and is drawn as it is, such as TinyDenoiserCurve().
 
     Example: PlotLosses({"NoTalking": losses}, lines={"best possible (0.50)": 0.50}, log=True)
     """
@@ -32,7 +36,10 @@ def PlotLosses(curves: Mapping[str, Sequence[float]], lines: Mapping[str, float]
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4))
     for name, values in curves.items():
-        ax.plot(WindowAverage(values, window), label=f"{name} (window {window})")
+        if isinstance(values, tuple) and len(values) == 2:        # (steps, already averaged losses)
+            ax.plot(list(values[0]), list(values[1]), label=name)
+        else:
+            ax.plot(WindowAverage(values, window), label=f"{name} (window {window})")
     for i, (name, y) in enumerate((lines or {}).items()):
         ax.axhline(y, color=f"C{len(curves) + i}", linestyle="--", linewidth=1, label=name)
     if log:
@@ -66,16 +73,26 @@ def PlotAttention(weights: torch.Tensor, words: Sequence[str] | str, title: str 
 
 
 def PlotSentences(counts: Mapping[str, int], title: str = "", ax=None):
-    """The four-bar chart: how many generated sentences were each of the four combinations."""
+    """The four-bar chart: how many generated sentences were each of the four combinations.
+
+    `counts` is what SentenceCounts returns. Sentences that are none of the four ("other", e.g.
+    "the the is alive") get a fifth bar when there are any. The title gives the nonsense
+    fraction with the course's one definition (the same as NonsenseFraction): every sentence that
+    is not one of the two real ones, the two mixed ones and the others alike.
+    """
     import matplotlib.pyplot as plt
 
     names = ["the cat is alive", "the box is empty", "the cat is empty", "the box is alive"]
     total = sum(counts.values())
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 3))
+    heights = [counts.get(n, 0) for n in names]
     colours = ["C0", "C0", "C3", "C3"]                 # sense in blue, nonsense in red
-    ax.bar(names, [counts.get(n, 0) for n in names], color=colours)
+    if counts.get("other", 0):
+        names, heights, colours = names + ["other"], heights + [counts["other"]], colours + ["C3"]
+    ax.bar(names, heights, color=colours)
     ax.set_ylabel(f"count (of {total})")
-    nonsense = counts.get("the cat is empty", 0) + counts.get("the box is alive", 0)
-    ax.set_title(title or f"nonsense: {nonsense / max(total, 1):.1%}")
+    sense = counts.get("the cat is alive", 0) + counts.get("the box is empty", 0)
+    nonsense = (total - sense) / max(total, 1)
+    ax.set_title(title or f"nonsense (not one of the two real sentences): {nonsense:.1%}")
     return ax

@@ -44,11 +44,11 @@ def _natural(name: str) -> tuple:
 class SkipUngraded(Execute):
     """nbgrader's Execute, skipping the cells `course grade` skips (see the module's docstring)."""
 
-    async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+    def preprocess_cell(self, cell, resources, index):
         if cell.cell_type == "code" and is_skipped(cell):
-            self.log.debug("Skipping cell %s (%s)", cell_index, cell.metadata.nbgrader["grade_id"])
-            return cell
-        return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+            self.log.info("Not running cell %s (%s)", index, cell.metadata.nbgrader["grade_id"])
+            return cell, resources
+        return super().preprocess_cell(cell, resources, index)
 
 
 class KeepSkippedOutputs(ClearOutput):

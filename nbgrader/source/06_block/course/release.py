@@ -29,6 +29,15 @@ On your own computer you need Python 3.10 or newer and
     pip install torch numpy matplotlib requests tqdm jupyter otter-grader==7.0.0
 
 Run Jupyter from this folder (`jupyter notebook notebooks/`), so that the notebooks find `course/`.
+
+The stories (notebooks 07 and 08) are a 4 MB piece of TinyStories. They are not in this bundle: the
+notebooks download them the first time they are used and keep them in `data_cache/` (next to
+`course/`), so you need the internet once. Without it, get the file elsewhere (the first 4,000,000
+bytes of
+https://huggingface.co/datasets/roneneldan/TinyStories/resolve/main/TinyStoriesV2-GPT4-valid.txt
+are enough) and put it into the cache with `python -m course data --from FILE`, run in this folder;
+or point the environment variable COURSE_STORIES_FILE at it. Trained stories models are saved in
+`data_cache/` too, so a second run of a notebook reuses them instead of training again.
 """
 
 

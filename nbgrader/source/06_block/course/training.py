@@ -4,13 +4,15 @@
   (COURSE_QUICK=1, set by `course solutions --quick` and CI) cuts every run to `quick` steps;
   `cpu` is the smaller count the page suggests when there is no GPU (1500 instead of 5000).
 - `Seed(seed)`: seed Python's and torch's random numbers.
-- `TrainLoop(net, make_batch, loss_fn, steps)`: Adam with a tqdm progress bar showing the
-  running loss; batches are moved to the network's device.
+- `TrainLoop(net, make_batch, loss_fn, steps, lr=1e-3, scale=1.0, betas=(0.9, 0.999))`: Adam
+  (PyTorch's default betas unless told otherwise) with a tqdm progress bar showing the running
+  loss; batches are moved to the network's device.
 - `SaveModel` / `LoadModel` / `TrainOrLoad`: keep trained weights in data_cache/ together
   with the settings they were trained with, and reuse them when the settings match.
   Set COURSE_RETRAIN=1 (or pass `retrain=True`) to train again anyway.
 - `TrainStoryModel(net, causal, steps)`: the solutions' way of training on the stories
-  (STORY_BATCH, STORY_L, STORY_ADAM), with its weights kept in data_cache/.
+  (STORY_BATCH, STORY_L, STORY_ADAM: TrainLoop with lr=1e-3, betas=(0.9, 0.95), and scale=1/32 for
+  the diffusion loss), with its weights kept in data_cache/.
 """
 from __future__ import annotations
 
@@ -200,25 +202,48 @@ def _fingerprint(items: list) -> str:
     return hashlib.sha256(json.dumps(items).encode()).hexdigest()[:16]
 
 
-def StorySettings(net: nn.Module, causal: bool, steps: int, seed: int = 0) -> dict:
+def WeightsFingerprint(net: nn.Module) -> str:
+    """A short fingerprint of a network's numbers: equal for equal weights."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for name, value in sorted(net.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(value.detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()[:16]
+
+
+def StorySettings(net: nn.Module, causal: bool, steps: int, seed: int = 0,
+                  start: nn.Module | None = None) -> dict:
     """What a stories model's saved weights are checked against before they are reused."""
     from . import stories
 
     shapes = [[name, list(p.shape)] for name, p in net.state_dict().items()]
-    return {"model": type(net).__name__, "causal": causal,
-            "loss": "NextTokenLoss" if causal else "DiffusionLoss", "steps": steps,
-            "batch": STORY_BATCH, "L": STORY_L, "lr": STORY_ADAM["lr"], "betas": list(STORY_ADAM["betas"]),
-            "seed": seed, "parameters": sum(p.numel() for p in net.parameters()),
-            "shapes": _fingerprint(shapes), "vocab": _fingerprint(stories.story_vocab)}
+    settings = {"model": type(net).__name__, "causal": causal,
+                "loss": "NextTokenLoss" if causal else "DiffusionLoss", "steps": steps,
+                "batch": STORY_BATCH, "L": STORY_L, "lr": STORY_ADAM["lr"],
+                "betas": list(STORY_ADAM["betas"]), "seed": seed,
+                "parameters": sum(p.numel() for p in net.parameters()),
+                "shapes": _fingerprint(shapes), "vocab": _fingerprint(stories.story_vocab)}
+    if start is not None:                     # trained on from another network's weights
+        settings["start"] = {"model": type(start).__name__, "weights": WeightsFingerprint(start)}
+    return settings
 
 
 def TrainStoryModel(net: nn.Module, causal: bool, steps: int, seed: int = 0,
-                    retrain: bool | None = None) -> list[float]:
+                    retrain: bool | None = None, name: str | None = None,
+                    start: nn.Module | None = None) -> list[float]:
     """Train `net` on the stories, or reuse the weights saved by an earlier run with the same settings.
 
     Diffusion (causal=False): DiffusionLoss per token (divided by 32); left to right: NextTokenLoss.
-    Weights and losses are kept in data_cache/story_diffusion.pt or story_causal.pt, so notebook
-    08 reuses the diffusion model trained in 07. Returns the loss per token of every step.
+    Both with TrainLoop(..., lr=1e-3, betas=(0.9, 0.95)) (STORY_ADAM) on GetBatch(64, 32).
+    Weights and losses are kept in data_cache/story_<name>.pt; `name` is "diffusion" or "causal"
+    by default, so notebook 08 reuses the diffusion model trained in 07. Give another `name` for
+    another network (TinyDenoiser: "tinydenoiser") or another start. When `net` does not start
+    fresh but from the weights of another network (copied into it before the call), pass that
+    network as `start`: its weights' fingerprint becomes part of the settings, so that saved weights
+    are only reused when they were trained on from the same start. Returns the loss per token of
+    every step.
     """
     from . import stories
     from .data import cache_dir
@@ -231,12 +256,12 @@ def TrainStoryModel(net: nn.Module, causal: bool, steps: int, seed: int = 0,
         def loss_fn(net: nn.Module, x_0: torch.Tensor) -> torch.Tensor:
             return DiffusionLoss(net, x_0, stories.STORY_MASK)
         scale = 1 / STORY_L
-    name = "causal" if causal else "diffusion"
+    name = name or ("causal" if causal else "diffusion")
 
     def train() -> list[float]:
         Seed(seed)
         return TrainLoop(net, lambda: stories.GetBatch(STORY_BATCH, STORY_L), loss_fn, steps,
                          scale=scale, desc=name, **STORY_ADAM)
 
-    settings = StorySettings(net, causal, steps, seed)
+    settings = StorySettings(net, causal, steps, seed, start)
     return TrainOrLoad(net, cache_dir() / f"story_{name}.pt", settings, train, retrain)

@@ -128,7 +128,11 @@ def UndiffuseTemperature(Guess: Guesser, T: int, temperature: float = 1.0, L: in
 
 
 def SentenceCounts(sentences: list[torch.Tensor]) -> dict[str, int]:
-    """Count the four sentences of the bar chart; 'nonsense' is everything that is not one of the two."""
+    """Count the four sentences of the bar chart, and everything else under 'other'.
+
+    Nonsense, in the whole course, is every sentence that is not one of the two real ones: the two
+    mixed ones ("the cat is empty", "the box is alive") and the 'other' ones alike.
+    """
     names = ["the cat is alive", "the box is empty", "the cat is empty", "the box is alive"]
     counts = dict.fromkeys(names, 0)
     counts["other"] = 0
@@ -139,6 +143,7 @@ def SentenceCounts(sentences: list[torch.Tensor]) -> dict[str, int]:
 
 
 def NonsenseFraction(sentences: list[torch.Tensor]) -> float:
-    """The fraction of sentences that are not one of the two sentences of the world."""
+    """The fraction of nonsense: sentences that are not one of the two sentences of the world
+    (the mixed ones, "the cat is empty" and "the box is alive", and anything else)."""
     good = sum(Decode(x) in SENTENCES for x in sentences)
     return 1 - good / len(sentences)

@@ -5,6 +5,9 @@
 3. `course build`: the student notebooks and autograder tests from the masters;
 4. `course solutions --quick`: every solution notebook, executed;
 5. `course grade`: the solution and the blank student notebook of every assignment, with a summary.
+
+It exits with 1 (after the summary) when a solution notebook failed to run, when grading failed, or
+when a graded notebook did not get the status `ok`; 0 when everything ran.
 """
 from __future__ import annotations
 
@@ -81,28 +84,36 @@ def build() -> list[str]:
     return names
 
 
-def solutions(names: list[str]) -> None:
+def solutions(names: list[str]) -> bool:
+    """Run the solution notebooks in quick mode; True if every one ran without error."""
     _step("4. course solutions --quick")
     from .solutions import main as run_solutions
 
     code = run_solutions(["--quick", *names])
     print("all solution notebooks ran" if code == 0 else "some solution notebook failed (see above)")
+    return code == 0
 
 
-def grade(names: list[str]) -> None:
+def grade(names: list[str]) -> bool:
+    """Grade each assignment's solution and blank notebook; True if every grading ran and every
+    notebook was graded with the status `ok`."""
     from autograder.grade import main as run_grade
 
     from .build import BUILD, NOTEBOOKS
 
     _step("5. course grade: the solution and the blank notebook of every assignment")
-    rows = []
+    rows, ok = [], True
     for name in names:
         out = OUT / "grades" / name
         subs = OUT / "submissions" / name
         subs.mkdir(parents=True, exist_ok=True)
         (subs / "solution.ipynb").write_bytes((BUILD / f"{name}-solution.ipynb").read_bytes())
         (subs / "blank.ipynb").write_bytes((NOTEBOOKS / f"{name}.ipynb").read_bytes())
-        run_grade([str(subs), "--assignment", name, "--out", str(out), "--no-progress"])
+        code = run_grade([str(subs), "--assignment", name, "--out", str(out), "--no-progress"])
+        if code != 0 or not (out / "grades.csv").exists():
+            print(f"course grade failed on {name} (exit status {code})")
+            ok = False
+            continue
         with open(out / "grades.csv", newline="") as f:
             for row in csv.DictReader(f):
                 rows.append((name, row["file"], row["total_points_earned"], row["percent_correct"],
@@ -110,17 +121,26 @@ def grade(names: list[str]) -> None:
     print(f"\n{'assignment':20} {'file':16} {'points':>7} {'percent':>8}  status")
     for name, file, points, percent, status in rows:
         print(f"{name:20} {file:16} {float(points):7.1f} {float(percent):8.1%}  {status}")
+        ok = ok and status == "ok"
     print(f"\ngradebooks and reports in {(OUT / 'grades').relative_to(ROOT)}/<assignment>/")
+    return ok
 
 
 def main() -> int:
     stories()
     no_talking()
     names = build()
-    if names:
-        solutions(names)
-        grade(names)
-    return 0
+    if not names:
+        return 0
+    ran = solutions(names)
+    graded = grade(names)
+    if ran and graded:
+        return 0
+    print("\nmake demo: FAILED: " + "; ".join(
+        what for what, good in [("a solution notebook did not run", ran),
+                                ("grading failed or a notebook was not graded ok", graded)] if not good),
+          file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

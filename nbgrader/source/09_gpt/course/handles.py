@@ -64,6 +64,7 @@ class Transport:
 
     def __init__(self) -> None:
         self.callbacks: dict[int, Any] = {}
+        self._next_callback = 1
         self.swaps: dict[str, Any] = {}
         self.watches: list[Watching] = []
         self.runtime_forbidden: dict[str, set[str]] = {}
@@ -88,7 +89,8 @@ class Transport:
             raise wire.WireError("internal: handles are sent as references")
         if not callable(obj):
             raise wire.WireError(f"cannot send a {type(obj).__name__}")
-        ref_id = len(self.callbacks) + 1
+        ref_id = self._next_callback          # never reused: a stand-in kept from an earlier
+        self._next_callback += 1              # request reaches nothing later
         self.callbacks[ref_id] = obj
         kind = "module" if isinstance(obj, torch.nn.Module) else "function"
         return wire.Ref("callback", ref_id, kind, True)
@@ -115,8 +117,13 @@ class Transport:
             message["swap"] = dict(self.swaps)
         if self.watches:
             message["watch"] = ["devices"]
+        before = set(self.callbacks)
         frame = wire.encode(_deep(message, self._ref_of), self.refer)
-        answer = self.exchange(frame)
+        try:
+            answer = self.exchange(frame)
+        finally:                              # callbacks live for the one request that sent them
+            for ref_id in set(self.callbacks) - before:
+                del self.callbacks[ref_id]
         if type(answer) is not dict:
             raise StudentError("the answer is not a message")
         forbidden = answer.get("forbidden") or []

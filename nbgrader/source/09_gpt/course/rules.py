@@ -125,6 +125,17 @@ def _problems_in(node: ast.AST, torch_aliases: set[str], imported: dict[str, str
                 and n.args and _root_name(n.args[0]) in torch_aliases \
                 and not (len(n.args) > 1 and isinstance(n.args[1], ast.Constant)):
             found.append("looks up a torch function by a computed name (getattr)")
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "vars" \
+                and n.args and _root_name(n.args[0]) in torch_aliases:
+            found.append("looks up torch functions by name (vars)")
+        elif isinstance(n, ast.Attribute) and n.attr in ("__dict__", "__getattribute__") \
+                and _root_name(n.value) in torch_aliases:
+            found.append(f"looks up torch functions by name ({n.attr})")
+        elif isinstance(n, ast.Attribute) and n.attr == "modules" and isinstance(n.value, ast.Name) \
+                and n.value.id == "sys":
+            found.append("reaches modules through sys.modules")
+        elif isinstance(n, ast.Name) and n.id == "attrgetter":
+            found.append("looks up attributes by computed names (attrgetter)")
     return found
 
 
@@ -272,6 +283,9 @@ _SUSPICIOUS_MODULES = {
     "select": "waits on file descriptors (select)", "selectors": "waits on file descriptors (selectors)",
     "mmap": "maps memory (mmap)", "multiprocessing": "starts processes (multiprocessing)",
     "subprocess": "starts processes (subprocess)", "pty": "opens terminals (pty)",
+    "concurrent": "starts threads or processes (concurrent.futures)",
+    "asyncio": "runs an event loop (asyncio)",
+    "importlib": "imports modules by computed names (importlib)",
 }
 _SUSPICIOUS_WORDS = {
     "/proc/": "reads /proc (the process's own internals)",
@@ -323,6 +337,9 @@ def suspicious(cells: Iterable[str], numbers: Iterable[int] | None = None) -> li
             elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) \
                     and isinstance(n.value, ast.Attribute) and n.value.attr == "modules":
                 what = "replaces entries of sys.modules"
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "vars" \
+                    and n.args and _root_name(n.args[0]) in _TORCHY | {"torch", "course"}:
+                what = "looks up torch functions by name (vars)"
             if what:
                 found.append(f"cell {number} {what}")
     return list(dict.fromkeys(found))
