@@ -9,6 +9,8 @@ For every master, in order:
      notebooks/tests/NN_name/qN.py      public tests (what grader.check runs)
      autograder/NN_name/tests/qN.py     public and hidden tests
      autograder/NN_name/assignment.json questions and points
+     nbgrader/                          the same course as an nbgrader course directory
+                                        (course/nbgrader_course.py)
      autograder/build/                  (git-ignored) otter's autograder zip, completed so that
                                         it grades on its own (see `complete_autograder_zip`), and
                                         the filled-in notebook as a student would submit it
@@ -30,6 +32,7 @@ from pathlib import Path
 import nbformat
 import yaml
 
+from .nbgrader_course import build_nbgrader
 from .release import RELEASE_URL
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -413,6 +416,7 @@ def build(names: list[str] | None = None, workers: int = 2) -> list[str]:
     with ThreadPoolExecutor(workers) as pool:
         for paths in pool.map(assign, names):
             changed.extend(paths)
+    changed.extend(build_nbgrader(names))     # nbgrader/: the same masters as an nbgrader course
     return changed
 
 

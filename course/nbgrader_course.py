@@ -473,6 +473,9 @@ c.ExportApp.plugin_class = QuestionCsvExport
 '''
 
 GITIGNORE = """\
+# copies of the course package, written by `course build` next to each notebook (not committed:
+# they are course/ itself)
+source/*/course/
 # what nbgrader writes when it runs in this folder
 gradebook.db
 release/
@@ -512,19 +515,25 @@ def build_nbgrader(names: list[str] | None = None, out: Path = NBGRADER) -> list
     files = course_files(names)
     changed: list[str] = []
     base = out.parent
+
+    def committed(rel: str) -> bool:          # the copies of course/ are written, not committed
+        return not (rel.startswith("source/") and rel.split("/")[2:3] == ["course"])
+
     for rel, data in sorted(files.items()):
         path = out / rel
         if not path.exists() or path.read_bytes() != data:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
-            changed.append(str(path.relative_to(base)))
+            if committed(rel):
+                changed.append(str(path.relative_to(base)))
     for name in names:
         folder = out / "source" / name
         for path in sorted(folder.rglob("*")):
             rel = path.relative_to(out).as_posix()
             if path.is_file() and rel not in files and "__pycache__" not in path.parts:
                 path.unlink()
-                changed.append(str(path.relative_to(base)))
+                if committed(rel):
+                    changed.append(str(path.relative_to(base)))
     for folder in sorted((out / "source").glob("*")) if (out / "source").exists() else []:
         if folder.is_dir() and folder.name not in masters():
             shutil.rmtree(folder)
