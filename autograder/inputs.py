@@ -56,6 +56,26 @@ CANVAS = re.compile(r"^[^/_]+_(?:late_)?\d+_\d+_[^/]+$", re.IGNORECASE)
 MOODLE = re.compile(r"^[^/]+_\d+_assign(?:submission|feedback)_[a-z]+_(?:/.+|[^/]+)$")
 
 
+CANVAS_ID = re.compile(r"^[^/_]+_(?:late_)?(\d+)_\d+_.", re.IGNORECASE)
+MOODLE_ID = re.compile(r"^[^/_]+_(\d+)_assign(?:submission|feedback)_[a-z]+_")
+
+
+def lms_id(file: str) -> tuple[str, str] | None:
+    """The student's LMS identifier in a row name: ``("canvas", user id)`` for a Canvas bulk-download
+    name (``smithjohn_12345_67890_hw.ipynb``, ``smithjohn_LATE_12345_67890_hw.ipynb``: 12345 is the
+    Canvas user id, the gradebook's ``ID`` column), ``("moodle", participant id)`` for a Moodle one
+    (``John Smith_123_assignsubmission_file_/hw.ipynb``: the grading worksheet's ``Participant 123``),
+    else None. The first part of the path that is named so counts (a zip inside a bulk download too)."""
+    for part in PurePosixPath(file).parts:
+        m = CANVAS_ID.match(part)
+        if m and CANVAS.match(part):
+            return "canvas", str(int(m.group(1)))
+        m = MOODLE_ID.match(part)
+        if m:
+            return "moodle", str(int(m.group(1)))
+    return None
+
+
 class InputError(ValueError):
     """A command-line argument that is not a submission."""
 
