@@ -1,8 +1,9 @@
 """What a submission's process may say to the grader, checked field by field.
 
 The submission's process writes JSON lines on its message pipe: that it is ready, which cell it
-is running, that its cells are done (with the errors they raised, their output and its own
-tamper check), and, after the tests, its last tamper check. All of it is untrusted: the student's
+is running, the figures its cells drew (base64 PNG, one per message, for the hand-grading pages),
+that its cells are done (with the errors they raised, their output, where each cell's output starts
+and its own tamper check), and, after the tests, its last tamper check. All of it is untrusted: the student's
 code runs in that process and can write anything to the pipe. :func:`parse_submission` accepts a
 line only when it is one of these messages with fields of exactly the right types and sizes;
 anything else raises :class:`Malformed`, which costs that submission its row (never the batch).
@@ -10,6 +11,8 @@ None of these messages can earn a point: points come only from the judge.
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from typing import Any
 
@@ -60,12 +63,37 @@ def _strings(v: Any, what: str, n: int = 20, cap: int = 300) -> list[str]:
     return [_str(x, cap, what) for x in v][:n]
 
 
+def _png(v: Any) -> bytes:
+    """A figure: base64 text of at most FIGURE_B64 characters, decoded (empty: none, see its note).
+    Whether the bytes are a PNG is the grader's check (a bad image is dropped, not fatal)."""
+    if type(v) is not str or len(v) > FIGURE_B64:
+        raise Malformed("a figure that is not base64 text of the allowed size")
+    try:
+        return base64.b64decode(v, validate=True)
+    except (binascii.Error, ValueError):
+        raise Malformed("a figure that is not base64 text of the allowed size") from None
+
+
+def _marks(v: Any) -> list[list[int]]:
+    if type(v) is not list or len(v) > 2000:
+        raise Malformed("marks is not a list of cell offsets")
+    out = []
+    for m in v:
+        if type(m) is not list or len(m) != 2:
+            raise Malformed("marks is not a list of cell offsets")
+        out.append([_int(m[0], "marks"), _int(m[1], "marks")])
+    return out
+
+
+FIGURE_B64 = 4 * (600 * 1024) // 3 + 4          # runner.FIGURE_BYTES, as base64
+
 SCHEMAS = {
     "ready": {},
     "fatal": {"reason": "reason", "traceback": "?traceback"},
     "unreadable": {"reason": "reason"},
     "cell": {"i": "cell"},
-    "cells_done": {"errors": "errors", "output": "output", "tamper": "tamper"},
+    "figure": {"cell": "cell", "png": "png", "note": "?note"},
+    "cells_done": {"errors": "errors", "output": "output", "tamper": "tamper", "marks": "?marks"},
     "done": {"tamper": "tamper"},
 }
 
@@ -101,6 +129,12 @@ def parse_submission(line: bytes) -> dict:
             out[key] = _str(v, 300, key)
         elif rule == "?traceback":
             out[key] = _str(v, 2000, key)
+        elif rule == "?note":
+            out[key] = _str(v, 200, key)
+        elif rule == "png":
+            out[key] = _png(v)
+        elif rule == "?marks":
+            out[key] = _marks(v)
         elif rule == "cell":
             out[key] = _int(v, key)
         elif rule == "output":

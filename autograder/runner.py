@@ -32,6 +32,7 @@ import re
 import signal
 import socket
 import sys
+import time
 import traceback
 import types
 from typing import Any
@@ -45,6 +46,14 @@ PRELOAD = ["numpy", "torch", "torch.nn", "torch.nn.functional", "torch.optim", "
            "autograder.sandbox", "autograder.cgroups", "autograder.snapshot", "tempfile", "random"]
 OUTPUT_CAP = 64 * 1024
 MESSAGE_CAP = 4000
+# figures drawn by the cells whose figures the grader asked for (the manual questions' answers)
+FIGURE_DPI = 72                       # as Jupyter's inline backend
+FIGURE_PIXELS = 3_000_000             # a larger figure is drawn at a lower resolution
+FIGURE_BYTES = 600 * 1024             # one PNG (its base64 fits in one message line)
+FIGURES_PER_CELL = 6
+FIGURES = 24
+FIGURE_TOTAL_BYTES = 4 * 2**20
+FIGURE_SECONDS = 30.0
 
 
 # ---------------------------------------------------------------- zygote
@@ -292,6 +301,111 @@ def read_notebook(data: bytes) -> tuple[list[dict] | None, str | None]:
 CHECK_RE = re.compile(r"""\.check\(\s*["']([A-Za-z_][\w\-]*)["']""")  # as in assignment.py
 
 
+class Figures:
+    """Captures the matplotlib figures a cell draws, as Jupyter's inline backend shows them: at
+    ``plt.show()``, at ``display(fig)``, and at the end of the cell; then closes them all (so each
+    cell starts with none, as in Jupyter). Only the cells in ``wanted`` (None: every cell) have
+    their figures drawn to PNG and sent to the grader, one ``figure`` message each, within caps on
+    size and count; the rest are closed undrawn. It holds its own references to matplotlib's
+    functions, taken before any student code ran."""
+
+    def __init__(self, chan: _Channel, wanted: list[int] | None) -> None:
+        import base64
+
+        import matplotlib.pyplot as plt
+        from matplotlib._pylab_helpers import Gcf
+        from matplotlib.figure import Figure
+        self.chan = chan
+        self.wanted = None if wanted is None else set(wanted)
+        self.cell: int | None = None
+        self.seen: set[int] = set()
+        self.count = 0
+        self.total = 0
+        self.per_cell: dict[int, int] = {}
+        self._managers = Gcf.get_all_fig_managers
+        self._close = plt.close
+        self._figure_type = Figure
+        self._b64 = base64.b64encode
+        self._savefig = Figure.savefig
+
+        def show(*args: Any, **kwargs: Any) -> None:     # a function: pyplot sets its __signature__
+            self.flush()
+
+        plt.show = show                               # type: ignore[assignment]
+
+    def start(self, cell: int) -> None:
+        self.cell = cell
+        self.seen = set()
+
+    def display(self, obj: Any) -> bool:
+        """``display(obj)``: True when ``obj`` was a figure (captured)."""
+        if isinstance(obj, self._figure_type):
+            self._guarded(lambda: self._capture(obj))
+            return True
+        return False
+
+    def flush(self) -> None:
+        """Capture every open figure, then close them all."""
+        def work() -> None:
+            try:
+                for manager in list(self._managers()):
+                    self._capture(manager.canvas.figure)
+            finally:
+                self._close("all")
+        self._guarded(work)
+
+    def _guarded(self, work: Any) -> None:
+        """Run ``work`` under its own time limit; whatever goes wrong costs a note, not the cell."""
+        before = signal.getitimer(signal.ITIMER_REAL)[0]     # the cell's time left (0: between cells)
+        started = time.monotonic()
+        _arm_signals()
+        _alarm(min(FIGURE_SECONDS, before) if before > 0 else FIGURE_SECONDS)
+        try:
+            work()
+        except BaseException as exc:                # CellTimeout and anything the student's figure does
+            _alarm(0)
+            self._note(f"figures could not be drawn: {_short(exc)[:150]}")
+        finally:
+            _alarm(0)
+            if before > 0:                          # the cell's clock goes on where it was
+                _alarm(max(before - (time.monotonic() - started), 0.001))
+
+    def _note(self, text: str) -> None:
+        if self.cell is not None:
+            self.chan.send(t="figure", cell=self.cell, png="", note=text[:200])
+
+    def _capture(self, fig: Any) -> None:
+        cell = self.cell
+        if cell is None or id(fig) in self.seen or (self.wanted is not None and cell not in self.wanted):
+            return
+        self.seen.add(id(fig))
+        if self.count >= FIGURES or self.per_cell.get(cell, 0) >= FIGURES_PER_CELL:
+            self._note("more figures than are kept")
+            return
+        width, height = (float(x) for x in fig.get_size_inches())
+        dpi = float(FIGURE_DPI)
+        if width * height * dpi * dpi > FIGURE_PIXELS and width * height > 0:
+            dpi = max(8.0, (FIGURE_PIXELS / (width * height)) ** 0.5)
+        data = b""
+        for _ in range(3):
+            buf = io.BytesIO()
+            self._savefig(fig, buf, format="png", dpi=dpi)
+            data = buf.getvalue()
+            if len(data) <= FIGURE_BYTES:
+                break
+            dpi /= 2
+        if len(data) > FIGURE_BYTES:
+            self._note(f"a figure too large to keep ({len(data) // 1024} KB)")
+            return
+        if self.total + len(data) > FIGURE_TOTAL_BYTES:
+            self._note("more figure bytes than are kept")
+            return
+        self.count += 1
+        self.total += len(data)
+        self.per_cell[cell] = self.per_cell.get(cell, 0) + 1
+        self.chan.send(t="figure", cell=cell, png=self._b64(data).decode("ascii"))
+
+
 def _seed_everything() -> None:
     import random
 
@@ -365,9 +479,16 @@ def child_main(job: dict, msg_fd: int, requests_fd: int, answers_fd: int) -> int
     transform = TransformerManager().transform_cell
 
     out = CappedWriter(OUTPUT_CAP)
+    figures = Figures(chan, job.get("figure_cells"))
     env: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     env["get_ipython"] = lambda: shell
-    env["display"] = lambda *objs, **kw: print(*[repr(o)[:10000] for o in objs], file=out)
+
+    def display(*objs: Any, **kw: Any) -> None:
+        shown = [o for o in objs if not figures.display(o)]
+        if shown:
+            print(*[repr(o)[:10000] for o in shown], file=out)
+
+    env["display"] = display
     shell = _Shell(env)
     pristine = Snapshot.take()
 
@@ -375,12 +496,16 @@ def child_main(job: dict, msg_fd: int, requests_fd: int, answers_fd: int) -> int
     sys.stdin = io.StringIO()
     sys.argv = [notebook_name]
     errors: list[dict] = []
+    marks: list[list[int]] = []              # where each cell's output starts in ``out``
     cell_timeout = job["cell_timeout"]
     _seed_everything()
     for cell in cells:
         if cell["ignore"]:
             continue
         chan.send(t="cell", i=cell["index"])
+        if len(marks) < 2000:
+            marks.append([cell["index"], out.kept])
+        figures.start(cell["index"])
         try:
             code = compile(transform(cell["source"]), f"<cell {cell['index']}>", "exec")
         except BaseException as exc:  # SyntaxError and friends
@@ -405,10 +530,12 @@ def child_main(job: dict, msg_fd: int, requests_fd: int, answers_fd: int) -> int
             errors.append({"cell": cell["index"], "kind": kind, "error": _short(exc)})
         finally:
             _alarm(0)
+        figures.flush()
     _alarm(0)
     sys.settrace(None)
     sys.setprofile(None)
-    chan.send(t="cells_done", errors=errors[:200], output=out.text(), tamper=pristine.compare()[:20])
+    chan.send(t="cells_done", errors=errors[:200], output=out.text(), tamper=pristine.compare()[:20],
+              marks=marks)
 
     serve(env, requests_fd, answers_fd)
     chan.send(t="done", tamper=pristine.compare()[:20])
