@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from . import assignment as assignment_mod
-from . import cgroups, inputs, messages, report, sandbox
+from . import cgroups, inputs, lms, manual, messages, notebook_info, report, sandbox
+from . import runner as runner_limits
 from .report import CaseResult, Result
 
 REPO = Path(__file__).resolve().parent.parent
@@ -62,6 +63,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--scratch", type=Path, default=None,
                    help="where scratch folders go (default: a new folder in /var/tmp)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--gradebook", type=Path, default=None,
+                   help="the gradebook CSV downloaded from Canvas (or Moodle's grading worksheet): "
+                        "also write DIR/canvas_import.csv (moodle_import.csv) with this assignment's "
+                        "column filled, to import back")
+    p.add_argument("--gradebook-column", default=None, metavar="TEXT",
+                   help="the gradebook's column for this assignment (its title, part of it, or its "
+                        "Canvas id; default: the one whose title names the assignment)")
     args = p.parse_args(argv)
     if args.workers < 1:
         p.error("--workers must be at least 1")
@@ -117,6 +125,12 @@ class Job:
     tamper: list[str] = field(default_factory=list)
     tamper_after: list[str] = field(default_factory=list)      # reported after the tests ran
     suspicious: list[str] = field(default_factory=list)
+    # for the hand-grading pages: what the grader read in the notebook, and the figures its cells drew
+    info: dict = field(default_factory=dict)
+    figure_cells: list[int] | None = None
+    figures: list[tuple[int, bytes]] = field(default_factory=list)
+    figure_notes: list[tuple[int, str]] = field(default_factory=list)
+    figure_bytes: int = 0
 
     @property
     def done(self) -> bool:
@@ -157,10 +171,13 @@ class Grader:
         requested = None if args.sandbox == "auto" else args.sandbox
         self.mode = sandbox.detect_mode(requested, str(self.newroot))
         self.out = args.out.resolve()
-        for sub in ("results", "feedback"):
+        for sub in report.OUTPUT_DIRS:
             shutil.rmtree(self.out / sub, ignore_errors=True)
         for name in report.OUTPUT_FILES:                 # nothing of an earlier run stays beside this one
             (self.out / name).unlink(missing_ok=True)
+        kept = manual.set_aside_filled(self.out)         # but hand-entered grades are never deleted
+        if kept:
+            self.warnings.append(f"the filled-in manual.csv of an earlier run was kept as {kept.name}")
         self.out.mkdir(parents=True, exist_ok=True)
         if self.mode != "weak":
             self.pool = sandbox.UidPool(args.workers)
@@ -199,7 +216,9 @@ class Grader:
         for s in subs:
             if s.problem and s.problem.startswith("name clash"):
                 self.warnings.append(f"name clash: the row {s.file!r} came from {s.source}")
+        self._start_inspector()                  # reads the notebooks while the fork server starts
         self._start_zygote()
+        self._collect_inspector()
 
     def _secret_candidates(self) -> list[Path]:
         """What student code must not see (the assignment, the output, the submissions, ...)."""
@@ -290,6 +309,62 @@ class Grader:
             env["COURSE_DATA_CACHE"] = os.environ["COURSE_DATA_CACHE"]
         return env
 
+    # ------------------------------------------------------------ reading the notebooks
+    def _start_inspector(self) -> None:
+        """:mod:`autograder.notebook_info` on every staged notebook, in a process of its own under a
+        memory cap: which week's notebook each one is, and its answers to the manual questions."""
+        self.info: dict[int, dict] = {}
+        items = [(i, s) for i, s in enumerate(self.subs) if s.path is not None]
+        self._inspect_items = [(i, str(s.path), str(s.path) + ".info.json") for i, s in items]
+        blank = manual.blank_notebook(self.asg)
+        job = {"manual": [q.name for q in self.asg.questions if q.manual],
+               "given": list(self.asg.given_code),
+               "answer_templates": manual.answer_templates(blank, self.asg),
+               "memory_bytes": 2 * 2**30,
+               "items": [[src, dest] for _, src, dest in self._inspect_items]}
+        with open(self.staging / "notebook_info.log", "ab") as log:
+            self.inspector = subprocess.Popen(
+                [sys.executable, "-m", "autograder.notebook_info"], cwd=str(self.root),
+                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO),
+                     "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
+        try:
+            self.inspector.stdin.write(json.dumps(job).encode())
+            self.inspector.stdin.close()
+        except BrokenPipeError:
+            pass
+
+    def _collect_inspector(self) -> None:
+        try:
+            self.inspector.wait(timeout=60 + 0.5 * len(self._inspect_items))
+        except subprocess.TimeoutExpired:
+            self.inspector.kill()
+            self.inspector.wait()
+            self.warnings.append("reading the notebooks (which week, manual answers) took too long: "
+                                 "some were graded without it")
+        for i, _src, dest in self._inspect_items:
+            try:
+                if os.path.getsize(dest) <= 64 * 2**20:
+                    self.info[i] = json.loads(Path(dest).read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                self.info[i] = {"error": "not inspected"}
+            Path(dest).unlink(missing_ok=True)
+        known = manual.known_notebooks(self.asg)
+        self.wrong: dict[int, str] = {}
+        for i, info in self.info.items():
+            other = notebook_info.wrong_notebook(info, self.asg.name, known, self.asg.given_code)
+            if other:
+                self.wrong[i] = other
+
+    def _figure_cells(self, index: int) -> list[int] | None:
+        """The cells whose figures the hand-grading pages show (the manual answers' code cells that
+        run); None (every cell) when the notebook could not be read here."""
+        info = self.info.get(index, {})
+        if "answers" not in info:
+            return None
+        return sorted({c["cell"] for a in info["answers"].values() for c in a.get("cells", [])
+                       if c.get("type") == "code" and not c.get("skipped")})
+
     def _start_zygote(self) -> None:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.log = open(self.staging / "runner.log", "ab")
@@ -317,10 +392,18 @@ class Grader:
             if sub.path is None:
                 self.results.append(self._unrunnable(sub, sub.problem or "unreadable"))
                 continue
+            if i in self.wrong:                   # another week's notebook: its tests are not run
+                job = Job(index=i, sub=sub, staging=Path(), info=self.info.get(i, {}))
+                job.fatal = f"wrong notebook: this is {self.wrong[i]}, not {self.asg.name}"
+                job.started = time.monotonic()
+                self.results.append(self._result(job))
+                sub.path.unlink(missing_ok=True)
+                continue
             # staged as NNNNN.ipynb by inputs.collect; its file name goes beside it, for the child
             # alone to read (the fork server never sees a student's name)
             Path(str(sub.path) + ".name").write_text(sub.notebook_name, encoding="utf-8")
-            pending.append(Job(index=i, sub=sub, staging=sub.path))
+            pending.append(Job(index=i, sub=sub, staging=sub.path, info=self.info.get(i, {}),
+                               figure_cells=self._figure_cells(i)))
         bar = self._progress(len(self.subs))
         bar.update(len(self.results))
         running: dict[str, Job] = {}
@@ -384,6 +467,7 @@ class Grader:
         job_msg = {  # names no submission: the staging file is numbered, the name beside it
             "kind": "submission", "id": job.token, "staging": str(job.staging),
             "sandbox": vars(spec), "repo": str(REPO), "cell_timeout": self.args.cell_timeout,
+            "figure_cells": job.figure_cells,
             "env": {"HOME": scratch, "TMPDIR": tmpdir, "USER": "course-grader",
                     "LOGNAME": "course-grader", "MPLCONFIGDIR": f"{scratch}/.matplotlib",
                     "COURSE_GRADE_JOB": job.token},
@@ -563,6 +647,8 @@ class Grader:
         elif t == "cell" and job.cells_done is None:
             job.cell = msg["i"]
             job.phase_deadline = now + self.args.cell_timeout + GRACE
+        elif t == "figure" and job.cells_done is None:
+            self._figure(job, msg)
         elif t == "cells_done" and job.cells_done is None:
             job.cells_done = msg
             job.cell = None
@@ -575,6 +661,27 @@ class Grader:
         else:
             job.malformed = f"a {t!r} message out of order"
             self._kill(job, "malformed message")
+
+    def _figure(self, job: Job, msg: dict) -> None:
+        """A figure a cell drew (already parsed field by field): kept when it is a PNG within the
+        caps and from a cell whose figures were asked for; else dropped with a note."""
+        cell, data = msg["cell"], msg["png"]
+        note = msg.get("note")
+        if job.figure_cells is not None and cell not in job.figure_cells:
+            note = "a figure from a cell that is not an answer (dropped)"
+        elif data:
+            problem = notebook_info.check_png(data, runner_limits.FIGURE_BYTES)
+            if problem:
+                note = f"a figure dropped: {problem}"
+            elif len(job.figures) >= runner_limits.FIGURES or \
+                    job.figure_bytes + len(data) > runner_limits.FIGURE_TOTAL_BYTES:
+                note = "a figure dropped: more figures than are kept"
+            else:
+                job.figures.append((cell, data))
+                job.figure_bytes += len(data)
+                return
+        if note and len(job.figure_notes) < 50:
+            job.figure_notes.append((cell, note))
 
     def _read_judge(self, job: Job) -> None:
         """The judge's verdicts (trusted: the judge runs no student code)."""
@@ -696,6 +803,11 @@ class Grader:
                            "test_seconds": float(done.get("seconds", 0.0))}
         res.tests_ran = job.done and not zero
         res.output = str(cd.get("output", ""))[:70000]
+        res.answers = job.info.get("answers", {})
+        res.notebook_note = str(job.info.get("error", ""))
+        res.figures = list(job.figures)
+        res.figure_notes = list(job.figure_notes)
+        res.cell_outputs = self._cell_outputs(res.answers, cd.get("marks", []), res.output)
         for q in self.asg.auto:
             earned = 0.0
             all_passed = True
@@ -720,6 +832,25 @@ class Grader:
                 earned = 0.0
             res.question_points[q.name] = earned
         return res
+
+    @staticmethod
+    def _cell_outputs(answers: dict, marks: list, output: str) -> dict[int, str]:
+        """What each manual answer's code cell printed while the grader ran it (from where each
+        cell's output starts in the notebook's output)."""
+        wanted = {c["cell"] for a in answers.values() for c in a.get("cells", [])
+                  if c.get("type") == "code" and not c.get("skipped")}
+        starts = [(int(c), int(o)) for c, o in marks]
+        cut = output.find("\n[... output cut: ")
+        kept = len(output) if cut < 0 else cut
+        out: dict[int, str] = {}
+        for k, (cell, start) in enumerate(starts):
+            if cell in wanted:
+                end = starts[k + 1][1] if k + 1 < len(starts) else kept
+                text = output[min(start, kept):min(end, kept)]
+                if cut >= 0 and end > kept:
+                    text += "\n[output cut: the notebook printed too much]"
+                out[cell] = text[:6000]
+        return out
 
     def _status(self, job: Job) -> tuple[str, bool]:
         """The row's grading_status, and whether its points are forced to zero."""
@@ -811,6 +942,9 @@ class Grader:
 
     # ------------------------------------------------------------ tear-down
     def close(self) -> None:
+        if getattr(self, "inspector", None) is not None and self.inspector.poll() is None:
+            self.inspector.kill()
+            self.inspector.wait()
         if hasattr(self, "zygote"):
             try:
                 self.sock.close()
@@ -853,6 +987,12 @@ def main(argv: list[str] | None = None) -> int:
     except assignment_mod.AssignmentError as exc:
         print(f"course grade: {exc}", file=sys.stderr)
         return 2
+    if args.gradebook is not None:        # a wrong gradebook is a usage error before, not after, grading
+        try:
+            lms.check_gradebook(args.gradebook, asg, args.gradebook_column)
+        except lms.GradebookError as exc:
+            print(f"course grade: {exc}", file=sys.stderr)
+            return 2
     t0 = time.monotonic()
     grader = Grader(args, asg)
     try:
@@ -877,6 +1017,18 @@ def main(argv: list[str] | None = None) -> int:
     ok = sum(1 for r in results if r.status == "ok")
     print(f"graded {len(results)} submissions of {asg.name} in {meta['wall_seconds']:.1f} s "
           f"({ok} ok, {len(results) - ok} not ok; sandbox: {grader.mode}) -> {grader.out / 'grades.csv'}")
+    if any(q.manual for q in asg.questions):
+        print(f"hand grading: open {grader.out / 'manual'}/<question>.html, fill in "
+              f"{grader.out / 'manual.csv'}, then: course manual {grader.out} FILLED.csv")
+    for line in meta.get("manual_notes", []):
+        print("note: " + line)
+    if args.gradebook is not None:
+        try:
+            for line in lms.export(grader.out, args.gradebook, args.gradebook_column):
+                print(line)
+        except lms.GradebookError as exc:
+            print(f"course grade: {exc}", file=sys.stderr)
+            return 2
     if grader.mode != "isolated":
         print("warning: " + sandbox.MODE_NOTES[grader.mode], file=sys.stderr)
     if grader.cg is None:

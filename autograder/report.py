@@ -2,15 +2,18 @@
 
 ``grades.csv`` has Otter's ``final_grades.csv`` columns: ``file``, one column per question in the
 assignment's order, ``total_points_earned``, ``percent_correct`` (a fraction, 0 to 1, of the
-automatically graded points) and ``grading_status``. Questions graded by hand (``manual: true``)
-keep their column, left empty for the instructor to fill in; they count neither in the total nor
-in the percentage. Rows are sorted by ``file`` and the file holds no times, so the same
-submissions always give the same bytes. A text cell that a spreadsheet would read as a formula
-(it starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) gets a leading apostrophe,
-as OWASP advises against CSV injection: spreadsheets show it as text.
+automatically graded points) and ``grading_status``; then ``id`` (the Canvas or Moodle id in the
+row's name), ``manual_points_earned`` and ``final_points_earned`` (filled in by ``course manual``).
+Questions graded by hand (``manual: true``) keep their column, left empty for the instructor to fill
+in (:mod:`autograder.manual`); they count neither in the total nor in the percentage. Rows are
+sorted by ``file`` and the file holds no times, so the same submissions always give the same bytes.
+A text cell that a spreadsheet would read as a formula (it starts with ``=``, ``+``, ``-``, ``@``,
+a tab or a carriage return) gets a leading apostrophe, as OWASP advises against CSV injection:
+spreadsheets show it as text.
 """
 from __future__ import annotations
 
+import base64
 import csv
 import html
 import io
@@ -21,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .assignment import Assignment
+from .inputs import lms_id
 
 
 @dataclass
@@ -54,6 +58,14 @@ class Result:
     exec_seconds: float = 0.0
     peak_memory: int | None = None       # bytes, all the submission's processes together (its cgroup)
     traffic: dict = field(default_factory=dict)   # the judge's requests: count, bytes back, seconds
+    # for hand grading: the manual answers read from the notebook (autograder.notebook_info), the
+    # figures its answer cells drew under the grader (cell, PNG), notes on figures dropped, and
+    # what each answer cell printed
+    answers: dict = field(default_factory=dict)
+    notebook_note: str = ""
+    figures: list[tuple[int, bytes]] = field(default_factory=list)
+    figure_notes: list[tuple[int, str]] = field(default_factory=list)
+    cell_outputs: dict[int, str] = field(default_factory=dict)
 
     @property
     def total(self) -> float:
@@ -77,16 +89,30 @@ def text_cell(text: str) -> str:
     return "'" + text if text.startswith(FORMULA_START) else text
 
 
+EXTRA_COLUMNS = ["id", "manual_points_earned", "final_points_earned"]
+
+
+def student_id(file: str) -> str:
+    """The LMS's identifier of the student in a row name (Canvas user id, Moodle participant id)."""
+    found = lms_id(file)
+    return found[1] if found else ""
+
+
 def grades_csv(assignment: Assignment, results: list[Result]) -> str:
+    """Otter's columns, then ``id`` (from Canvas and Moodle names), ``manual_points_earned`` (the
+    manual columns' sum once all are filled in; 0.0 when there are none) and ``final_points_earned``
+    (``total_points_earned`` plus that sum): what goes to the LMS."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["file"] + [q.name for q in assignment.questions]
-               + ["total_points_earned", "percent_correct", "grading_status"])
+               + ["total_points_earned", "percent_correct", "grading_status"] + EXTRA_COLUMNS)
+    has_manual = any(q.manual for q in assignment.questions)
     for r in sorted(results, key=lambda r: r.file):
         row = [text_cell(r.file)]
         for q in assignment.questions:
             row.append("" if q.manual else num(r.question_points.get(q.name, 0.0)))
         row += [num(r.total), num(percent(r.total, assignment.max_points)), text_cell(r.status)]
+        row += [student_id(r.file)] + (["", ""] if has_manual else [num(0.0), num(r.total)])
         w.writerow(row)
     return buf.getvalue()
 
@@ -95,9 +121,40 @@ def _mb(n: int | None) -> float | None:
     return None if n is None else round(n / 2**20, 1)
 
 
+def figure_files(r: Result) -> tuple[list[tuple[str, int, bytes]], dict]:
+    """Where a row's figures go under the output folder: (path, cell, PNG) for the figures drawn
+    under the grader and those saved in the notebook, and the answers with each saved image
+    replaced by its path."""
+    files: list[tuple[str, int, bytes]] = []
+    count: dict[int, int] = {}
+    for cell, data in r.figures:
+        count[cell] = count.get(cell, 0) + 1
+        files.append((f"figures/{r.stem}/cell{cell:03d}-{count[cell]}.png", cell, data))
+    answers: dict = {}
+    for q, a in r.answers.items():
+        cells = []
+        for c in a.get("cells", []):
+            c = dict(c)
+            if "saved" in c:
+                saved = []
+                for k, o in enumerate(c["saved"], 1):
+                    if "png" in o:
+                        path = f"figures/{r.stem}/saved-cell{c['cell']:03d}-{k}.png"
+                        files.append((path, c["cell"], base64.b64decode(o["png"])))
+                        saved.append({"figure": path})
+                    else:
+                        saved.append(o)
+                c["saved"] = saved
+            cells.append(c)
+        answers[q] = {**a, "cells": cells}
+    return files, answers
+
+
 def result_json(assignment: Assignment, r: Result) -> str:
+    files, answers = figure_files(r)
     doc: dict[str, Any] = {
         "file": r.file,
+        "id": student_id(r.file),
         "assignment": assignment.name,
         "grading_status": r.status,
         "total_points_earned": round(r.total, 4),
@@ -114,6 +171,11 @@ def result_json(assignment: Assignment, r: Result) -> str:
         "tampering": r.tampering,
         "peak_memory_mb": _mb(r.peak_memory),
         "output": r.output,
+        "manual_answers": answers,
+        "answer_outputs": {str(k): v for k, v in sorted(r.cell_outputs.items())},
+        "figures": [{"cell": cell, "file": path} for path, cell, _ in files
+                    if not path.rsplit("/", 1)[-1].startswith("saved-")],
+        "figure_notes": [{"cell": cell, "note": note} for cell, note in r.figure_notes],
     }
     return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
 
@@ -144,22 +206,57 @@ def feedback_md(assignment: Assignment, r: Result) -> str:
 # ---------------------------------------------------------------- report.html
 
 def _histogram_svg(values: list[float], bins: int = 10) -> str:
+    """A bar per tenth of the score, its count above it; every label inside the picture (a top
+    margin holds the tallest bar's count, a bottom one the axis labels)."""
     counts = [0] * bins
     for v in values:
-        counts[min(int(v * bins), bins - 1)] += 1
+        counts[min(max(int(v * bins), 0), bins - 1)] += 1
     top = max(counts) or 1
-    width, height, bar = 520, 180, 48
-    parts = [f'<svg width="{width}" height="{height + 40}" role="img" aria-label="score histogram">']
+    bar, gap, left = 48, 2, 10
+    plot_top, plot_height = 22, 160                   # room for the count above the tallest bar
+    width = left * 2 + bins * (bar + gap)
+    height = plot_top + plot_height + 34
+    base = plot_top + plot_height
+    parts = [f'<svg class="histogram" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+             f'role="img" aria-label="score histogram" font-family="sans-serif">',
+             f'<line x1="{left}" y1="{base}" x2="{width - left}" y2="{base}" stroke="#888"/>']
     for i, c in enumerate(counts):
-        h = int(height * c / top)
-        x = 10 + i * (bar + 2)
-        parts.append(f'<rect x="{x}" y="{height - h + 10}" width="{bar}" height="{h}" fill="#4a78b5"/>')
-        parts.append(f'<text x="{x + bar / 2}" y="{height - h + 5}" font-size="11" '
+        h = round(plot_height * c / top)
+        x = left + i * (bar + gap)
+        parts.append(f'<rect x="{x}" y="{base - h}" width="{bar}" height="{h}" fill="#4a78b5"/>')
+        parts.append(f'<text class="count" x="{x + bar / 2}" y="{base - h - 5}" font-size="12" '
                      f'text-anchor="middle">{c}</text>')
-        parts.append(f'<text x="{x + bar / 2}" y="{height + 25}" font-size="10" text-anchor="middle">'
-                     f'{i * 100 // bins}-{(i + 1) * 100 // bins}%</text>')
+        parts.append(f'<text class="bin" x="{x + bar / 2}" y="{base + 16}" font-size="10" '
+                     f'text-anchor="middle">{i * 100 // bins}-{(i + 1) * 100 // bins}%</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _rows_table(assignment: Assignment, results: list[Result]) -> str:
+    """Every row: its points in each question (manual ones: graded by hand, blank here), its total,
+    its status."""
+    esc = html.escape
+    head = "".join(f"<th>{esc(q.name)}<br><small>/{num(q.points if q.manual else q.max_points)}"
+                   f"{' hand' if q.manual else ''}</small></th>" for q in assignment.questions)
+    out = [f"<h2>Every row ({len(results)})</h2><p>Points per question; questions graded by hand are "
+           "filled in by <code>course manual</code> (in <code>grades.csv</code>, not here).</p>"
+           f"<div class='wide'><table class='rows'><tr><th>file</th><th>id</th>{head}<th>total<br><small>/"
+           f"{num(assignment.max_points)}</small></th><th>%</th><th>grading_status</th></tr>"]
+    for r in sorted(results, key=lambda r: r.file):
+        cells = []
+        for q in assignment.questions:
+            if q.manual:
+                cells.append("<td class='manual'></td>")
+            else:
+                p = r.question_points.get(q.name, 0.0)
+                cls = "full" if p >= q.max_points - 1e-9 else ("none" if p <= 0 else "part")
+                cells.append(f"<td class='{cls}'>{num(p)}</td>")
+        status = r.status if r.status == "ok" else f"<b>{esc(r.status)}</b>"
+        out.append(f"<tr><td>{esc(r.file)}</td><td>{esc(student_id(r.file))}</td>{''.join(cells)}"
+                   f"<td>{num(r.total)}</td><td>{100 * percent(r.total, assignment.max_points):.0f}</td>"
+                   f"<td>{status}</td></tr>")
+    out.append("</table></div>")
+    return "\n".join(out)
 
 
 def report_html(assignment: Assignment, results: list[Result], meta: dict) -> str:
@@ -172,6 +269,9 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict) -> st
            f"<title>Grading report: {esc(assignment.name)}</title>",
            "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}"
            "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}"
+           "table.rows td{white-space:nowrap}table.rows td:last-child{white-space:normal;min-width:14em}"
+           ".wide{overflow-x:auto}td.full{background:#e6f4e6}td.part{background:#fff6d6}"
+           "td.none{background:#fbe3e3}td.manual{background:#eee}"
            ".warn{background:#fde8e8;padding:.5em;border:1px solid #e99}"
            ".bar{background:#4a78b5;height:10px;display:inline-block}</style></head><body>",
            f"<h1>Grading report: {esc(assignment.name)}</h1>",
@@ -205,6 +305,15 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict) -> st
                        f"<td><span class='bar' style='width:{int(100 * rate)}px'></span></td></tr>")
     out.append("</table>")
 
+    manual_qs = [q for q in assignment.questions if q.manual]
+    if manual_qs:
+        links = ", ".join(f"<a href='manual/{esc(q.name)}.html'>{esc(q.name)}</a> ({num(q.points)} pt)"
+                          for q in manual_qs)
+        out.append(f"<h2>Hand grading</h2><p>One page per question with every answer: {links}. "
+                   "Fill in <code>manual.csv</code>, then <code>course manual DIR manual.csv</code>.</p>")
+        for note in meta.get("manual_notes", []):
+            out.append(f"<p class='warn'>{esc(note)}</p>")
+
     bad = [r for r in sorted(results, key=lambda r: r.file) if r.status != "ok"]
     out.append(f"<h2>Rows that did not grade ok ({len(bad)})</h2>")
     if bad:
@@ -214,6 +323,8 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict) -> st
         out.append("</table>")
     else:
         out.append("<p>None.</p>")
+
+    out.append(_rows_table(assignment, results))
 
     times = sorted(results, key=lambda r: -r.seconds)
     total_t = sum(r.seconds for r in results)
@@ -226,7 +337,9 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict) -> st
     return "\n".join(out)
 
 
-OUTPUT_FILES = ("grades.csv", "timings.json", "report.html")
+OUTPUT_FILES = ("grades.csv", "timings.json", "report.html", "questions.json", "canvas_import.csv",
+                "moodle_import.csv")
+OUTPUT_DIRS = ("results", "feedback", "figures", "manual")
 
 
 def _write(path: Path, text: str) -> None:
@@ -236,12 +349,19 @@ def _write(path: Path, text: str) -> None:
 
 def write_all(out_dir: Path, assignment: Assignment, results: list[Result], meta: dict) -> None:
     """Write every output file into ``out_dir``."""
+    from . import manual
     (out_dir / "results").mkdir(parents=True, exist_ok=True)
     (out_dir / "feedback").mkdir(parents=True, exist_ok=True)
     for r in results:
         _write(out_dir / "results" / f"{r.stem}.json", result_json(assignment, r))
         _write(out_dir / "feedback" / f"{r.stem}.md", feedback_md(assignment, r))
+        for path, _cell, data in figure_files(r)[0]:
+            (out_dir / path).parent.mkdir(parents=True, exist_ok=True)
+            (out_dir / path).write_bytes(data)
     _write(out_dir / "grades.csv", grades_csv(assignment, results))
+    _write(out_dir / "questions.json", manual.questions_json(assignment))
+    if any(q.manual for q in assignment.questions):
+        meta.setdefault("manual_notes", []).extend(manual.write_pages(out_dir, assignment, results))
     timings = {"wall_seconds": round(meta.get("wall_seconds", 0.0), 3), "workers": meta.get("workers"),
                "grader_peak_memory_mb": meta.get("grader_peak_memory_mb"),
                "submissions": [{"file": r.file, "seconds": round(r.seconds, 3),

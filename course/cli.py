@@ -1,7 +1,8 @@
 """The instructor's command line: one verb per job.
 
     course build                     master notebooks -> student notebooks + autograder tests
-    course grade SUBMISSION... --assignment NN_name --out DIR
+    course grade SUBMISSION... --assignment NN_name --out DIR [--gradebook CANVAS.csv]
+    course manual DIR FILLED.csv [--gradebook CANVAS.csv]   merge hand-graded points into DIR
     course solutions [--quick] [NOTEBOOK...]
     course release OUT [--upto NN]   the student bundle for Colab
     course data --from FILE          put a local TinyStories text file into the data cache
@@ -58,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         from .build import main as run
     elif verb == "grade":
         from autograder.grade import main as run
+    elif verb == "manual":
+        from autograder.manual import main as run
     elif verb == "solutions":
         from .solutions import main as run
     elif verb == "release":

@@ -58,7 +58,8 @@ def test_every_submission_has_exactly_one_row(batch):
 def test_rows_are_sorted_and_columns_follow_otter(batch):
     text = (batch["out"] / "grades.csv").read_text(encoding="utf-8")
     header, *lines = text.splitlines()
-    assert header == "file,q1,q2,q3,q4,total_points_earned,percent_correct,grading_status"
+    assert header == ("file,q1,q2,q3,q4,total_points_earned,percent_correct,grading_status,"
+                      "id,manual_points_earned,final_points_earned")
     files = [r["file"] for r in csv.DictReader(text.splitlines())]
     assert files == sorted(files)
     assert all(r["q4"] == "" for r in batch["rows"].values())  # q4 is graded by hand

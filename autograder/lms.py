@@ -1,0 +1,304 @@
+"""Grades back into the LMS: a Canvas gradebook import, or a Moodle grading worksheet.
+
+Both LMSs take back, as an upload, a file of the form they export:
+
+- **Canvas** (Grades -> Export -> CSV): columns ``Student, ID, SIS User ID, SIS Login ID, Section``
+  (some courses have fewer, or an ``Integration ID``), then one per assignment titled
+  ``Name (assignment id)``, then computed totals; a ``Points Possible`` row (and in newer exports a
+  ``Manual Posting`` row) under the header; a BOM and ``;`` as separator where a spreadsheet saved
+  it. Canvas's importer (``GradebookImporter``) finds the student by ``ID``, the assignment by the id
+  in the column title, skips the ``Points Possible`` and posting rows, and changes only the cells
+  that differ. ``canvas_import.csv`` therefore holds the student columns up to ``Section``, this
+  assignment's column alone, the rows above the students, and only the students who have a graded
+  submission here: every other grade in Canvas stays as it is (even one entered after the download).
+- **Moodle** (Assignment -> View all submissions -> Download grading worksheet): ``Identifier``
+  (``Participant 123``, the number in Moodle's bulk-download names), ``Grade``, ``Maximum Grade``
+  ...; ``moodle_import.csv`` is the worksheet with ``Grade`` filled for the students graded here.
+
+The student's id comes from the row's name (:func:`autograder.inputs.lms_id`: Canvas's bulk download
+names files ``lastfirst_USERID_SUBMISSIONID_name``, Moodle ``Full Name_PARTICIPANT_assignsubmission_...``).
+The points are ``final_points_earned`` (automatic plus hand-graded points, after ``course manual``),
+or ``total_points_earned`` while hand grading is not done (it says so).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .inputs import lms_id
+
+TITLE_AND_ID = re.compile(r"^(.*)\s\((\d+)\)$")
+NON_ASSIGNMENT = re.compile(r"Current Score|Current Points|Current Grade|Final Score|Final Points|"
+                            r"Final Grade|Override Score|Override Grade|Override Status")
+SPECIAL_ROW = re.compile(r"^\s*(Muted|Manual Posting.*)?\s*$", re.IGNORECASE)
+PARTICIPANT = re.compile(r"(\d+)\s*$")
+
+
+class GradebookError(ValueError):
+    """A gradebook file that is not one this module can fill in."""
+
+
+@dataclass
+class Gradebook:
+    kind: str                      # "canvas" or "moodle"
+    rows: list[list[str]]
+    delimiter: str
+    bom: bool
+    id_col: int
+    info_end: int = 0              # Canvas: the student columns are rows[..][:info_end]
+    grade_col: int = -1            # Moodle: Grade
+    max_col: int = -1              # Moodle: Maximum Grade
+
+    @property
+    def header(self) -> list[str]:
+        return self.rows[0]
+
+
+def _delimiter(lines: list[str]) -> str:
+    """As Canvas decides: ``;`` when it splits the first lines into the same, larger, number of fields."""
+    counts = {}
+    for sep in (";", ","):
+        try:
+            sizes = {len(next(csv.reader([line], delimiter=sep), [])) for line in lines}
+        except csv.Error:
+            sizes = {0, 1}
+        counts[sep] = sizes.pop() if len(sizes) == 1 else 0
+    return ";" if counts[";"] > counts[","] else ","
+
+
+def read_gradebook(path: Path) -> Gradebook:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise GradebookError(f"cannot read the gradebook {path}: {exc.strerror}") from None
+    bom = raw.startswith(b"\xef\xbb\xbf")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = raw.decode("cp1252", "replace")
+    lines = [ln for ln in text.splitlines() if ln.strip()][:3]
+    if not lines:
+        raise GradebookError(f"{path} is empty")
+    sep = _delimiter(lines)
+    rows = [r for r in csv.reader(io.StringIO(text, newline=""), delimiter=sep)]
+    header = [h.strip() for h in rows[0]]
+    if len(header) > 3 and "Student" in header[0] and "ID" in header[1]:
+        info_end = _section_end(header, path)
+        return Gradebook("canvas", rows, sep, bom, id_col=1, info_end=info_end)
+    if len(header) > 4 and header[:2] == ["LastName", "FirstName"] and "ID" in header[2]:
+        return Gradebook("canvas", rows, sep, bom, id_col=2, info_end=_section_end(header, path))
+    if "Identifier" in header and "Grade" in header:
+        return Gradebook("moodle", rows, sep, bom, id_col=header.index("Identifier"),
+                         grade_col=header.index("Grade"),
+                         max_col=header.index("Maximum Grade") if "Maximum Grade" in header else -1)
+    raise GradebookError(f"{path} is neither a Canvas gradebook export (first columns Student, ID, "
+                         "..., Section) nor a Moodle grading worksheet (Identifier, ..., Grade)")
+
+
+def _section_end(header: list[str], path: Path) -> int:
+    for i, h in enumerate(header[:9]):
+        if h == "Section":
+            return i + 1
+    raise GradebookError(f"{path}: no Section column among the first columns (Canvas's importer "
+                         "needs the student columns as exported: Student, ID, ..., Section)")
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", text.lower())
+
+
+def assignment_columns(gb: Gradebook) -> list[int]:
+    return [i for i in range(gb.info_end, len(gb.header))
+            if TITLE_AND_ID.match(gb.header[i].strip()) and not NON_ASSIGNMENT.search(gb.header[i])]
+
+
+def choose_column(gb: Gradebook, name: str, wanted: str | None) -> int:
+    """The Canvas column to fill: ``wanted`` (a title, part of one, or an assignment id), else the
+    one whose title holds the assignment's name (``03_attention`` matches ``03 Attention (4711)``)."""
+    cols = assignment_columns(gb)
+    titles = {i: gb.header[i].strip() for i in cols}
+    if wanted:
+        found = [i for i in cols if titles[i] == wanted.strip()]
+        found = found or [i for i in cols if TITLE_AND_ID.match(titles[i]).group(2) == wanted.strip()]
+        found = found or [i for i in cols if _norm(wanted) and _norm(wanted) in _norm(titles[i])]
+    else:
+        found = [i for i in cols if _norm(name) in _norm(titles[i])]
+        tail = _norm(name.split("_", 1)[-1])
+        found = found or [i for i in cols if tail and tail in _norm(titles[i])]
+    if len(found) != 1:
+        listing = "; ".join(titles[i] for i in cols) or "none"
+        what = f"--gradebook-column {wanted!r}" if wanted else f"the assignment {name}"
+        why = "matches several" if found else "matches none"
+        raise GradebookError(f"{what} {why} of the gradebook's assignment columns ({listing}): "
+                             "name one with --gradebook-column")
+    return found[0]
+
+
+def check_gradebook(path: Path, asg: Any, column: str | None) -> None:
+    """Raise GradebookError now, before grading, for a gradebook that could not be filled in."""
+    gb = read_gradebook(path)
+    if gb.kind == "canvas":
+        choose_column(gb, asg.name, column)
+
+
+def fmt(points: float) -> str:
+    """Points as Canvas shows them: at most two decimals (``12``, ``9.5``, ``0.67``)."""
+    return f"{round(points, 2):.2f}".rstrip("0").rstrip(".")
+
+
+def _key(cell: str) -> str:
+    from .report import FORMULA_START
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_START) else cell
+
+
+def graded_rows(out: Path) -> tuple[dict[tuple[str, str], tuple[float, str]], list[str], dict]:
+    """From ``out/grades.csv``: {(lms, id): (points, file)}, notes, and questions.json."""
+    try:
+        spec = json.loads((out / "questions.json").read_text(encoding="utf-8"))
+        with open(out / "grades.csv", newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+    except (OSError, ValueError) as exc:
+        raise GradebookError(f"{out} is not an output folder of course grade ({exc})") from None
+    has_manual = any(q["manual"] for q in spec["questions"])
+    best: dict[tuple[str, str], tuple[float, str]] = {}
+    notes: list[str] = []
+    no_id, skipped, partial, dupes, not_ok = [], [], [], [], []
+    for row in rows:
+        file = _key(row["file"])
+        status = row.get("grading_status", "")
+        found = lms_id(file)
+        if found is None:
+            no_id.append(file)
+            continue
+        if status.startswith(("grading error", "name clash")):
+            skipped.append(file)
+            continue
+        if status != "ok":
+            not_ok.append(file)
+        final = row.get("final_points_earned", "").strip()
+        if final:
+            points = float(final)
+        else:
+            points = float(row["total_points_earned"])
+            if has_manual:
+                partial.append(file)
+        if found in best:
+            dupes.append(f"{found[1]} ({best[found][1]}, {file})")
+            if points <= best[found][0]:
+                continue
+        best[found] = (points, file)
+    if no_id:
+        notes.append(f"{len(no_id)} rows have no Canvas or Moodle id in their name, left out "
+                     f"(e.g. {no_id[0]})")
+    if skipped:
+        notes.append(f"{len(skipped)} rows to grade again are left out: {', '.join(skipped[:5])}")
+    if partial:
+        notes.append(f"{len(partial)} rows have no hand-graded points yet (course manual): exported "
+                     "with their automatic points only")
+    if not_ok:
+        notes.append(f"{len(not_ok)} exported rows are not ok (see their grading_status), e.g. {not_ok[0]}")
+    if dupes:
+        notes.append(f"{len(dupes)} students have several rows; the best one was exported: "
+                     + "; ".join(dupes[:5]))
+    return best, notes, spec
+
+
+def export(out: Path, gradebook: Path, column: str | None = None) -> list[str]:
+    """Write ``out/canvas_import.csv`` or ``out/moodle_import.csv``; the lines to print."""
+    gb = read_gradebook(gradebook)
+    best, notes, spec = graded_rows(out)
+    possible = float(spec["auto_points"]) + sum(float(q["points"]) for q in spec["questions"] if q["manual"])
+    mine = {i: v for (kind, i), v in best.items() if kind == gb.kind}
+    other = [v[1] for (kind, _i), v in best.items() if kind != gb.kind]
+    if other:
+        notes.append(f"{len(other)} rows are named as another LMS names them, left out (e.g. {other[0]})")
+    if gb.kind == "canvas":
+        col = choose_column(gb, spec["assignment"], column)
+        rows_out, filled, seen = _canvas(gb, col, mine, possible, notes)
+        dest = out / "canvas_import.csv"
+        what = f"column {gb.header[col].strip()!r}"
+    else:
+        rows_out, filled, seen = _moodle(gb, mine, possible, notes)
+        dest = out / "moodle_import.csv"
+        what = "column 'Grade'"
+    missing = sorted(set(mine) - seen)
+    if missing:
+        notes.append(f"{len(missing)} graded students are not in the gradebook, left out: "
+                     + ", ".join(f"{i} ({mine[i][1]})" for i in missing[:5]))
+    buf = io.StringIO()
+    csv.writer(buf, delimiter=gb.delimiter, lineterminator="\n").writerows(rows_out)
+    dest.write_text(("\ufeff" if gb.bom else "") + buf.getvalue(), encoding="utf-8")
+    return [f"{dest}: {filled} students' {what} filled in; import it into "
+            f"{'Canvas (Grades -> Import)' if gb.kind == 'canvas' else 'Moodle (Upload grading worksheet)'}"
+            ] + [f"note: {n}" for n in notes]
+
+
+def _canvas(gb: Gradebook, col: int, mine: dict, possible: float,
+            notes: list[str]) -> tuple[list[list[str]], int, set[str]]:
+    keep = list(range(gb.info_end)) + [col]
+
+    def cut(row: list[str]) -> list[str]:
+        row = row + [""] * (len(gb.header) - len(row))
+        return [row[i] for i in keep]
+
+    out = [cut(gb.header)]
+    seen: set[str] = set()
+    filled = 0
+    for row in gb.rows[1:]:
+        if not any(c.strip() for c in row):
+            continue
+        first = row[0] if row else ""
+        if "Points Possible" in first:
+            out.append(cut(row))
+            try:
+                canvas_points = float(cut(row)[-1].replace(",", "."))
+            except ValueError:
+                canvas_points = None
+            if canvas_points is not None and abs(canvas_points - possible) > 1e-6:
+                notes.append(f"Canvas gives this assignment {fmt(canvas_points)} points possible; the "
+                             f"notebook is worth {fmt(possible)}: the points are exported as they are")
+            continue
+        if all(SPECIAL_ROW.match(c) for c in row if c is not None):
+            out.append(cut(row))
+            continue
+        sid = row[gb.id_col].strip() if len(row) > gb.id_col else ""
+        if sid in mine:
+            seen.add(sid)
+            new = cut(row)
+            new[-1] = fmt(mine[sid][0])
+            out.append(new)
+            filled += 1
+    return out, filled, seen
+
+
+def _moodle(gb: Gradebook, mine: dict, possible: float,
+            notes: list[str]) -> tuple[list[list[str]], int, set[str]]:
+    out = [gb.header]
+    seen: set[str] = set()
+    filled = 0
+    warned = False
+    for row in gb.rows[1:]:
+        row = row + [""] * (len(gb.header) - len(row))
+        m = PARTICIPANT.search(row[gb.id_col])
+        pid = str(int(m.group(1))) if m else ""
+        if pid in mine:
+            seen.add(pid)
+            row = list(row)
+            row[gb.grade_col] = fmt(mine[pid][0])
+            filled += 1
+            if gb.max_col >= 0 and not warned:
+                try:
+                    most = float(row[gb.max_col].replace(",", "."))
+                except ValueError:
+                    most = None
+                if most is not None and abs(most - possible) > 1e-6:
+                    notes.append(f"Moodle's maximum grade is {fmt(most)}; the notebook is worth "
+                                 f"{fmt(possible)}: the points are exported as they are")
+                    warned = True
+        out.append(row)
+    return out, filled, seen

@@ -1,0 +1,454 @@
+"""Hand grading: one page per manual question with every student's answer, a CSV to fill in, and
+``course manual`` to merge it back.
+
+``course grade`` writes, when the assignment has questions graded by hand (``manual: true``):
+
+- ``manual/<question>.html``: the question's prompt, then every submission's answer side by side:
+  its markdown, its code (folded), what its cells printed and the figures they drew while the
+  grader ran them (PNG, embedded), and for cells the grader skips (``otter_ignore``: training runs)
+  the outputs saved in the notebook, labelled as such. Everything from a notebook is untrusted: text
+  is HTML-escaped, images are embedded only as checked PNGs (:func:`notebook_info.check_png`), and
+  the page's Content-Security-Policy forbids scripts, frames and every source but ``data:`` images.
+- ``manual.csv``: ``file``, ``id``, one column per manual question, ``comment``: one row per
+  submission, to fill in (a filled-in one is never deleted by a later ``course grade``: it is kept
+  beside as ``manual-N.csv``).
+
+``course manual DIR FILLED.csv`` checks every number against its question's points (a mistake
+changes nothing and says where it is), writes the points into ``grades.csv`` (the manual columns,
+``manual_points_earned``, ``final_points_earned``), adds them and the comment to each student's
+``feedback/<stem>.md``, and with ``--gradebook`` rewrites the LMS import (:mod:`autograder.lms`).
+A blank cell leaves that grade as it was, so several people can fill in parts and merge in turn.
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import csv
+import html
+import io
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import notebook_info
+from .assignment import PACKAGE_DIR, Assignment
+from .report import EXTRA_COLUMNS, FORMULA_START, Result, num, student_id, text_cell
+
+CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+MARKER = "<!-- graded by hand: written by course manual -->"
+
+
+class ManualError(ValueError):
+    """A filled-in CSV that cannot be merged (nothing was written)."""
+
+
+# ---------------------------------------------------------------- the assignment's side
+
+def blank_notebook(asg: Assignment) -> dict | None:
+    """The blank student notebook (trusted: the course's own), as assignment.template_code finds it."""
+    for path in (asg.folder / f"{asg.name}.ipynb", PACKAGE_DIR.parent / "notebooks" / f"{asg.name}.ipynb"):
+        if path.is_file():
+            try:
+                nb = json.loads(path.read_text(encoding="utf-8"))
+            except ValueError:
+                return None
+            return nb if isinstance(nb, dict) else None
+    return None
+
+
+def _manual_names(asg: Assignment) -> list[str]:
+    return [q.name for q in asg.questions if q.manual]
+
+
+def prompts(blank: dict | None, asg: Assignment) -> dict[str, str]:
+    """Each manual question's prompt, from the blank notebook."""
+    if blank is None:
+        return {}
+    return {q: block[1] for q, block in notebook_info.assign_blocks(notebook_info.blocks(blank),
+                                                                    _manual_names(asg)).items()}
+
+
+def answer_templates(blank: dict | None, asg: Assignment) -> list[str]:
+    """The blank notebook's markdown answer cells (an answer still equal to one is unanswered)."""
+    if blank is None:
+        return []
+    cells = blank.get("cells", [])
+    out = []
+    for _q, (_i, _p, indices) in notebook_info.assign_blocks(notebook_info.blocks(blank),
+                                                             _manual_names(asg)).items():
+        for i in indices:
+            if cells[i].get("cell_type") == "markdown":
+                out.append(notebook_info._text(cells[i].get("source")))
+    return out
+
+
+def known_notebooks(asg: Assignment) -> dict[str, str]:
+    """The course's notebooks by their two-digit prefix (``02`` -> ``02_with_position``)."""
+    known: dict[str, str] = {}
+    for folder in {PACKAGE_DIR, asg.folder.parent}:
+        for p in sorted(folder.glob("[0-9][0-9]_*/assignment.json")):
+            known.setdefault(p.parent.name[:2], p.parent.name)
+    known[asg.name[:2]] = asg.name
+    return known
+
+
+def questions_json(asg: Assignment) -> str:
+    """``questions.json`` in the output folder: what ``course manual`` needs to check the points."""
+    doc = {"assignment": asg.name, "auto_points": asg.max_points,
+           "questions": [{"name": q.name, "manual": q.manual,
+                          "points": q.points if q.manual else q.max_points} for q in asg.questions]}
+    return json.dumps(doc, indent=1) + "\n"
+
+
+# ---------------------------------------------------------------- the pages and the CSV to fill in
+
+def _key(cell: str) -> str:
+    """A file cell as the row's key, whether or not a spreadsheet dropped the formula apostrophe."""
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_START) else cell
+
+
+def template_csv(asg: Assignment, results: list[Result]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["file", "id", *_manual_names(asg), "comment"])
+    for r in sorted(results, key=lambda r: r.file):
+        w.writerow([text_cell(r.file), student_id(r.file), *[""] * len(_manual_names(asg)), ""])
+    return buf.getvalue()
+
+
+def _filled(path: Path) -> bool:
+    """Does this manual.csv hold anything typed in (a grade or a comment)?"""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            rows = list(csv.reader(f))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return True                                      # unreadable: keep it, to be safe
+    return any(any(c.strip() for c in row[2:]) for row in rows[1:])
+
+
+def set_aside_filled(out: Path) -> Path | None:
+    """Before a new run: a filled-in ``manual.csv`` is renamed ``manual-N.csv`` (never deleted);
+    an untouched one is removed. Returns the new name, if any."""
+    path = out / "manual.csv"
+    if not path.exists():
+        return None
+    if not _filled(path):
+        path.unlink()
+        return None
+    n = 1
+    while (out / f"manual-{n}.csv").exists():
+        n += 1
+    path.rename(out / f"manual-{n}.csv")
+    return out / f"manual-{n}.csv"
+
+
+STYLE = """
+body{font-family:sans-serif;margin:1.5em;color:#222}
+.prompt{background:#f4f6fa;border-left:4px solid #4a78b5;padding:.5em 1em;white-space:pre-wrap;max-width:70em}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(30em,1fr));gap:1em;margin-top:1em}
+.answer{border:1px solid #ccc;border-radius:6px;padding:.6em .9em;overflow:hidden}
+.answer h2{font-size:1em;margin:.1em 0;word-break:break-all}
+.meta{color:#555;font-size:.85em;margin:.2em 0 .6em}
+.md{white-space:pre-wrap;background:#fffdf3;border:1px solid #eee6c8;padding:.4em .6em;margin:.4em 0}
+.unanswered{color:#a33;font-style:italic}
+pre{white-space:pre-wrap;word-break:break-word;background:#f7f7f7;padding:.4em;margin:.3em 0;
+    max-height:24em;overflow:auto}
+.saved{border-left:3px solid #d9a441;padding-left:.5em}
+.label{font-size:.8em;color:#8a6d1f}
+.note{font-size:.85em;color:#a33}
+.status{color:#a33;font-weight:bold}
+img{max-width:100%;height:auto;border:1px solid #ddd;margin:.3em 0;display:block}
+"""
+
+
+def _img(data: bytes, alt: str) -> str:
+    """An embedded image, only for bytes that pass the PNG check."""
+    if notebook_info.check_png(data, 8 * 2**20) is not None:
+        return "<p class='note'>(an image that is not a valid PNG was left out)</p>"
+    b64 = base64.b64encode(data).decode("ascii")
+    return f"<img alt='{html.escape(alt, quote=True)}' src='data:image/png;base64,{b64}'>"
+
+
+def _answer_html(q: str, r: Result, row: int, points: float) -> str:
+    esc = html.escape
+    a = r.answers.get(q)
+    parts = [f"<section class='answer' id='row-{row}'><h2>{esc(r.file)}</h2>",
+             f"<p class='meta'>id {esc(student_id(r.file)) or '-'} · row {row} of manual.csv · "
+             f"{esc(q)}: __ / {num(points)}</p>"]
+    if r.status != "ok":
+        parts.append(f"<p class='status'>{esc(r.status)}</p>")
+    if r.status.startswith("wrong notebook"):
+        parts.append("<p class='unanswered'>(another week's notebook: no answers shown)</p></section>")
+        return "".join(parts)
+    if a is None or not a.get("found"):
+        why = r.notebook_note or "the question's cells are not in this notebook"
+        parts.append(f"<p class='unanswered'>No answer found ({esc(why)}).</p></section>")
+        return "".join(parts)
+    figures: dict[int, list[bytes]] = {}
+    for cell, data in r.figures:
+        figures.setdefault(cell, []).append(data)
+    notes: dict[int, list[str]] = {}
+    for cell, note in r.figure_notes:
+        notes.setdefault(cell, []).append(note)
+    if not a.get("cells"):
+        parts.append("<p class='unanswered'>No answer cells.</p>")
+    for c in a.get("cells", []):
+        cell = c.get("cell")
+        source = str(c.get("source", ""))
+        if c.get("type") == "markdown":
+            if c.get("unanswered"):
+                parts.append("<p class='unanswered'>(not answered: the text is still the template's)</p>")
+            else:
+                parts.append(f"<div class='md'>{esc(source)}</div>")
+            continue
+        parts.append(f"<details><summary>code (cell {esc(str(cell))}, {len(source.splitlines())} lines)"
+                     f"</summary><pre>{esc(source)}</pre></details>")
+        if c.get("skipped"):
+            saved = c.get("saved", [])
+            parts.append("<div class='saved'><p class='label'>not run by the grader (otter_ignore): "
+                         "outputs as saved in the student's notebook</p>")
+            if not saved:
+                parts.append("<p class='unanswered'>(no saved outputs)</p>")
+            for k, o in enumerate(saved, 1):
+                if "png" in o:
+                    try:
+                        data = base64.b64decode(o["png"], validate=True)
+                    except ValueError:
+                        data = b""
+                    parts.append(_img(data, f"saved image {k} of cell {cell}"))
+                elif "text" in o:
+                    parts.append(f"<pre>{esc(str(o['text']))}</pre>")
+                elif "note" in o:
+                    parts.append(f"<p class='note'>{esc(str(o['note']))}</p>")
+            parts.append("</div>")
+            continue
+        text = r.cell_outputs.get(cell, "")
+        if text.strip():
+            parts.append(f"<pre>{esc(text)}</pre>")
+        for k, data in enumerate(figures.get(cell, []), 1):
+            parts.append(_img(data, f"figure {k} of cell {cell}"))
+        for note in notes.get(cell, []):
+            parts.append(f"<p class='note'>{esc(note)}</p>")
+    if a.get("more"):
+        parts.append(f"<p class='note'>{int(a['more'])} more cells not shown</p>")
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def page_html(asg: Assignment, q: Any, prompt: str, results: list[Result]) -> str:
+    esc = html.escape
+    rows = sorted(results, key=lambda r: r.file)
+    out = ["<!doctype html><html><head><meta charset='utf-8'>",
+           f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">",
+           "<meta name='referrer' content='no-referrer'>",
+           f"<title>{esc(asg.name)} {esc(q.name)}: hand grading</title><style>{STYLE}</style></head><body>",
+           f"<h1>{esc(asg.name)}, {esc(q.name)} ({num(q.points)} points): every answer</h1>",
+           f"<div class='prompt'>{esc(prompt) if prompt else '(the prompt is in the notebook)'}</div>",
+           f"<p>{len(rows)} submissions, in the order of <code>manual.csv</code>. Put each one's points "
+           f"(0 to {num(q.points)}) in its column <code>{esc(q.name)}</code>, then run "
+           "<code>course manual DIR manual.csv</code>. Figures were drawn by the grader while it ran "
+           "the notebook; outputs of cells it skips are as the student saved them.</p><div class='grid'>"]
+    for row, r in enumerate(rows, 2):                   # the spreadsheet's row number (1 is the header)
+        out.append(_answer_html(q.name, r, row, q.points))
+    out.append("</div></body></html>\n")
+    return "\n".join(out)
+
+
+def write_pages(out: Path, asg: Assignment, results: list[Result]) -> list[str]:
+    """``manual/<question>.html`` for every manual question and ``manual.csv``; notes for the report."""
+    blank = blank_notebook(asg)
+    texts = prompts(blank, asg)
+    folder = out / "manual"
+    folder.mkdir(parents=True, exist_ok=True)
+    notes = []
+    for q in asg.questions:
+        if q.manual:
+            (folder / f"{q.name}.html").write_text(page_html(asg, q, texts.get(q.name, ""), results),
+                                                   encoding="utf-8", errors="replace")
+            missing = [r.file for r in results if r.answers and not r.answers.get(q.name, {}).get("found")]
+            if missing:
+                notes.append(f"{q.name}: no answer cells found in {len(missing)} notebooks "
+                             f"(e.g. {missing[0]}); open those notebooks")
+    (out / "manual.csv").write_text(template_csv(asg, results), encoding="utf-8", errors="replace")
+    return notes
+
+
+# ---------------------------------------------------------------- merging a filled-in CSV
+
+def _read_csv(path: Path) -> list[list[str]]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        text = path.read_text(encoding="cp1252")          # an Excel "CSV" save on Windows
+    first = text.split("\n", 1)[0]
+    delimiter = ";" if first.count(";") > first.count(",") else ","
+    return list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+
+
+def parse_points(text: str) -> float | None:
+    """A number of points as a person types it (``1``, ``0.5``, ``0,5``); None when blank."""
+    t = text.strip()
+    if not t:
+        return None
+    if "," in t and "." not in t:
+        t = t.replace(",", ".")
+    v = float(t)                                          # ValueError for anything else
+    if not math.isfinite(v):
+        raise ValueError(t)
+    return v
+
+
+def merge(out: Path, filled: Path) -> list[str]:
+    """Merge a filled-in CSV into ``out/grades.csv`` (see the module's docstring); the lines to print."""
+    try:
+        spec = json.loads((out / "questions.json").read_text(encoding="utf-8"))
+        with open(out / "grades.csv", newline="", encoding="utf-8") as f:
+            grades = list(csv.reader(f))
+    except (OSError, ValueError) as exc:
+        raise ManualError(f"{out} is not an output folder of course grade ({exc})") from None
+    manual_qs = {q["name"]: float(q["points"]) for q in spec["questions"] if q["manual"]}
+    header, body = grades[0], grades[1:]
+    if not manual_qs:
+        raise ManualError(f"{spec['assignment']} has no question graded by hand")
+    try:
+        rows = _read_csv(filled)
+    except OSError as exc:
+        raise ManualError(f"cannot read {filled}: {exc.strerror}") from None
+    if not rows or "file" not in [c.strip() for c in rows[0]]:
+        raise ManualError(f"{filled}: the first row must name the columns (file, id, "
+                          f"{', '.join(manual_qs)}, comment)")
+    cols = [c.strip() for c in rows[0]]
+    qcols = {q: cols.index(q) for q in manual_qs if q in cols}
+    if not qcols:
+        raise ManualError(f"{filled} has no column for {', '.join(manual_qs)}")
+    unknown = [c for c in cols if c and c not in ("file", "id", "comment", *manual_qs)]
+    index = {_key(r[0]): i for i, r in enumerate(body)}
+    errors: list[str] = []
+    updates: dict[int, dict[str, float]] = {}
+    comments: dict[int, str] = {}
+    seen: dict[str, int] = {}
+    for n, row in enumerate(rows[1:], 2):
+        if not any(c.strip() for c in row):
+            continue
+        row = row + [""] * (len(cols) - len(row))
+        key = _key(row[cols.index("file")])
+        where = f"{filled.name} row {n} ({key})"
+        if key not in index:
+            errors.append(f"{where}: no such row in grades.csv")
+            continue
+        if key in seen:
+            errors.append(f"{where}: the same file as row {seen[key]}")
+            continue
+        seen[key] = n
+        for q, c in qcols.items():
+            try:
+                v = parse_points(row[c])
+            except ValueError:
+                errors.append(f"{where}: {q} = {row[c]!r} is not a number")
+                continue
+            if v is None:
+                continue
+            if not 0 <= v <= manual_qs[q] + 1e-9:
+                errors.append(f"{where}: {q} = {row[c].strip()} is not between 0 and {num(manual_qs[q])}")
+                continue
+            updates.setdefault(index[key], {})[q] = v
+        if "comment" in cols and row[cols.index("comment")].strip():
+            comments[index[key]] = row[cols.index("comment")].strip()
+    if errors:
+        more = f"\n(and {len(errors) - 20} more)" if len(errors) > 20 else ""
+        raise ManualError("nothing merged:\n" + "\n".join(errors[:20]) + more)
+    col = {name: header.index(name) for name in [*manual_qs, "total_points_earned", *EXTRA_COLUMNS]}
+    for i, values in updates.items():
+        for q, v in values.items():
+            body[i][col[q]] = num(v)
+    complete = 0
+    for row in body:
+        got = [row[col[q]] for q in manual_qs]
+        if all(g.strip() for g in got):
+            earned = sum(float(g) for g in got)
+            row[col["manual_points_earned"]] = num(earned)
+            row[col["final_points_earned"]] = num(float(row[col["total_points_earned"]]) + earned)
+            complete += 1
+        else:
+            row[col["manual_points_earned"]] = row[col["final_points_earned"]] = ""
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows([header, *body])
+    tmp = out / "grades.csv.part"
+    tmp.write_text(buf.getvalue(), encoding="utf-8")
+    tmp.replace(out / "grades.csv")
+    _update_feedback(out, manual_qs, header, body, comments)
+    n = sum(len(v) for v in updates.values())
+    lines = [f"merged {n} grades from {filled} into {out / 'grades.csv'}: "
+             f"{complete} of {len(body)} rows have every hand-graded question ({', '.join(manual_qs)})"]
+    if unknown:
+        lines.append(f"note: columns ignored: {', '.join(unknown)}")
+    missing = [q for q in manual_qs if q not in qcols]
+    if missing:
+        lines.append(f"note: {filled.name} has no column for {', '.join(missing)}")
+    return lines
+
+
+def _update_feedback(out: Path, manual_qs: dict[str, float], header: list[str], body: list[list[str]],
+                     comments: dict[int, str]) -> None:
+    """Each student's feedback gets (or has replaced) a section with the hand-graded points."""
+    stems: dict[str, str] = {}
+    for p in sorted((out / "results").glob("*.json")):
+        try:
+            stems[json.loads(p.read_text(encoding="utf-8"))["file"]] = p.stem
+        except (OSError, ValueError, KeyError):
+            continue
+    for i, row in enumerate(body):
+        stem = stems.get(_key(row[0]))
+        path = out / "feedback" / f"{stem}.md"
+        if stem is None or not path.exists():
+            continue
+        text = path.read_text(encoding="utf-8").split("\n" + MARKER, 1)[0].rstrip("\n") + "\n"
+        graded = [(q, row[header.index(q)]) for q in manual_qs if row[header.index(q)].strip()]
+        if graded or i in comments:
+            lines = ["", MARKER, "", "## Graded by your instructor", ""]
+            lines += [f"- {q}: {v} / {num(manual_qs[q])}" for q, v in graded]
+            if i in comments:
+                lines += ["", "Comment: " + comments[i]]
+            text += "\n".join(lines) + "\n"
+        path.write_text(text, encoding="utf-8")
+
+
+# ---------------------------------------------------------------- the command
+
+def main(argv: list[str] | None = None) -> int:
+    """``course manual DIR [FILLED.csv] [--gradebook CSV]``: 0 when done, 1 when the CSV has mistakes
+    (nothing written), 2 on a bad command line."""
+    from . import lms
+    p = argparse.ArgumentParser(prog="course manual",
+                                description="Merge hand-graded points into a course grade output folder.")
+    p.add_argument("out", type=Path, metavar="DIR", help="the --out folder of course grade")
+    p.add_argument("filled", type=Path, nargs="?", metavar="FILLED.csv",
+                   help="DIR/manual.csv (or a copy) with the points filled in")
+    p.add_argument("--gradebook", type=Path, default=None,
+                   help="the gradebook CSV from Canvas (or Moodle's grading worksheet): write "
+                        "DIR/canvas_import.csv (moodle_import.csv) with the final points")
+    p.add_argument("--gradebook-column", default=None, metavar="TEXT",
+                   help="the gradebook's column for this assignment (default: the one naming it)")
+    args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.filled is None and args.gradebook is None:
+        p.error("give FILLED.csv, --gradebook, or both")
+    try:
+        if args.filled is not None:
+            for line in merge(args.out, args.filled):
+                print(line)
+        if args.gradebook is not None:
+            for line in lms.export(args.out, args.gradebook, args.gradebook_column):
+                print(line)
+    except ManualError as exc:
+        print(f"course manual: {exc}", file=sys.stderr)
+        return 1
+    except lms.GradebookError as exc:
+        print(f"course manual: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
