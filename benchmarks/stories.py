@@ -331,8 +331,9 @@ def WriteCurve(path: str, losses: list[float], every: int, window: int, results:
     r, heldout = results, results["tinydenoiser"]["heldout_loss_per_token"]
     text = (
         f'"""TinyDenoiser\'s loss per token on the stories, from one run of the solutions\' recipe.\n\n'
-        f"Made by `python benchmarks/stories.py --models tinydenoiser --steps {n} --write-curve {path}`\n"
-        f"(do not edit by hand): TinyDenoiser(2002) trained with DiffusionLoss as in notebook 07\n"
+        f"Made by (do not edit by hand)\n\n"
+        f"    python benchmarks/stories.py --models tinydenoiser --steps {n} --write-curve {path}\n\n"
+        f"TinyDenoiser(2002) trained with DiffusionLoss as in notebook 07\n"
         f"(batch {r['batch']}, L {r['L']}, Adam lr {r['lr']}, betas (0.9, {r['beta2']}), "
         f"seed {r['seed']}) on {r['train_tokens']:,} tokens\n"
         f"of TinyStories, on {r['device']} ({r['machine']}).\n"
