@@ -1,0 +1,460 @@
+"""Fast tests of the LMS ids, the wrong-week check, the hand-grading pages, the merge of a filled-in
+CSV and the gradebook exports (no notebook is executed here; test_grade_lms.py runs the commands)."""
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import json
+import struct
+import zlib
+from html.parser import HTMLParser
+from pathlib import Path
+
+import hostile
+import lms_samples
+import pytest
+
+from autograder import assignment, inputs, lms, manual, messages, notebook_info, report
+
+REPO = Path(__file__).resolve().parents[2]
+NOTEBOOKS = REPO / "notebooks"
+
+
+def png(width: int = 4, height: int = 3) -> bytes:
+    """A real PNG, drawn by matplotlib."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig = plt.figure(figsize=(width, height), dpi=10)
+    fig.gca().plot([0, 1], [1, 0])
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def chunk(kind: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+
+# ---------------------------------------------------------------- ids
+
+@pytest.mark.parametrize("file, expected", [
+    ("smithjohn_12345_67890_01_no_talking.ipynb", ("canvas", "12345")),
+    ("smithjohn_LATE_12345_67890_hw.ipynb", ("canvas", "12345")),
+    ("smithjohn_late_12345_67890_hw.zip/part1.ipynb", ("canvas", "12345")),
+    ("section 1/müllerjonas_10533_556790_01_no_talking.ipynb", ("canvas", "10533")),
+    ("John Smith_123_assignsubmission_file_/01_no_talking.ipynb", ("moodle", "123")),
+    ("Renée Ø_0042_assignsubmission_file_hw.ipynb", ("moodle", "42")),
+    ("alice.ipynb", None),
+    ("alice_smith.ipynb", None),
+    ("hw_final_2.ipynb", None),
+])
+def test_lms_ids_are_parsed_from_canvas_and_moodle_names(file, expected):
+    assert inputs.lms_id(file) == expected
+
+
+# ---------------------------------------------------------------- PNG checks
+
+def test_png_check_accepts_matplotlib_and_refuses_the_rest():
+    good = png()
+    assert notebook_info.check_png(good) is None
+    assert notebook_info.check_png(b"GIF89a" + good[6:]) == "not a PNG image"
+    assert "checksum" in notebook_info.check_png(good[:40] + bytes([good[40] ^ 1]) + good[41:])
+    assert notebook_info.check_png(good[:-5]) is not None                       # cut off
+    assert notebook_info.check_png(good + b"<script>") is not None              # bytes after IEND
+    assert "KB" in notebook_info.check_png(good, max_bytes=100)
+    huge = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 100000, 100000, 8, 6, 0, 0, 0))
+            + chunk(b"IEND", b""))
+    assert "too large" in notebook_info.check_png(huge)
+    b64, problem = notebook_info.png_b64(base64.b64encode(good).decode()[:50] + "\n"
+                                         + base64.b64encode(good).decode()[50:])
+    assert problem is None and base64.b64decode(b64) == good
+    assert notebook_info.png_b64("<svg onload=alert(1)>")[0] is None
+
+
+# ---------------------------------------------------------------- which notebook
+
+def _info(nb: dict, name: str) -> dict:
+    return notebook_info.inspect(json.dumps(nb).encode(), [],
+                                 given=assignment.template_code(name, REPO / "autograder" / name) or [])
+
+
+def _known():
+    asg = assignment.load("03_attention")
+    return asg, manual.known_notebooks(asg)
+
+
+def test_another_weeks_notebook_is_recognised_and_this_weeks_is_not():
+    asg, known = _known()
+    nb02 = json.loads((NOTEBOOKS / "02_with_position.ipynb").read_text())
+    nb03 = json.loads((NOTEBOOKS / "03_attention.ipynb").read_text())
+    assert notebook_info.wrong_notebook(_info(nb02, "03_attention"), "03_attention", known,
+                                        asg.given_code) == "02_with_position"
+    assert notebook_info.wrong_notebook(_info(nb03, "03_attention"), "03_attention", known,
+                                        asg.given_code) is None
+    # as Colab saves it (metadata replaced, no cell ids): the setup cell still says which it is
+    colab02 = json.loads(hostile.colab(json.dumps(nb02).encode()))
+    assert notebook_info.wrong_notebook(_info(colab02, "03_attention"), "03_attention", known,
+                                        asg.given_code) == "02_with_position"
+    # only the cell ids left: they name the notebook by its number
+    bare = {**nb02, "metadata": {}, "cells": [{**c, "source": c["source"] if c["cell_type"] != "code"
+                                               else "x = 1"} for c in nb02["cells"]]}
+    assert notebook_info.wrong_notebook(_info(bare, "03_attention"), "03_attention", known,
+                                        asg.given_code) == "02_with_position"
+
+
+def test_a_notebook_that_says_nothing_or_holds_this_weeks_cells_is_graded():
+    asg, known = _known()
+    toy = hostile.load()
+    toy["metadata"] = {}
+    assert notebook_info.wrong_notebook(_info(toy, "03_attention"), "03_attention", known,
+                                        asg.given_code) is None
+    # an old file reused: it says 02 but holds this week's given cells
+    nb02 = json.loads((NOTEBOOKS / "02_with_position.ipynb").read_text())
+    nb03 = json.loads((NOTEBOOKS / "03_attention.ipynb").read_text())
+    pasted = {**nb02, "cells": nb02["cells"][:3] + nb03["cells"][3:]}
+    assert notebook_info.wrong_notebook(_info(pasted, "03_attention"), "03_attention", known,
+                                        asg.given_code) is None
+
+
+# ---------------------------------------------------------------- manual answers
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in NOTEBOOKS.glob("0*.ipynb")))
+def test_every_manual_question_of_every_notebook_has_its_answer_cells(name):
+    asg = assignment.load(name)
+    manual_qs = [q.name for q in asg.questions if q.manual]
+    nb = json.loads((NOTEBOOKS / f"{name}.ipynb").read_text())
+    found = notebook_info.answers(nb, manual_qs)
+    assert sorted(found) == sorted(manual_qs)
+    for q, a in found.items():
+        assert a["found"] and a["cells"], (name, q)
+        assert all(c["type"] in ("markdown", "code") for c in a["cells"])
+    prompts = manual.prompts(nb, asg)
+    for q in manual_qs:
+        assert f"Question {q[1:]} " in prompts[q], (name, q, prompts[q][:80])
+
+
+def test_skipped_cells_show_their_saved_outputs_and_only_checked_pngs():
+    nb = hostile.load()
+    good = base64.b64encode(png()).decode()
+    nb["cells"][14] = {"cell_type": "code", "metadata": {"tags": ["otter_ignore"]}, "source": "plot()",
+                       "execution_count": 1, "outputs": [
+                           {"output_type": "stream", "name": "stdout", "text": ["loss 0.5\n"]},
+                           {"output_type": "display_data", "metadata": {},
+                            "data": {"image/png": good, "text/plain": "<Figure>"}},
+                           {"output_type": "display_data", "metadata": {},
+                            "data": {"image/png": base64.b64encode(b"<script>x</script>").decode()}},
+                           {"output_type": "display_data", "metadata": {},
+                            "data": {"image/svg+xml": "<svg onload='x'/>", "text/plain": "svg"}},
+                           {"output_type": "error", "ename": "ValueError", "evalue": "oops"}]}
+    info = notebook_info.inspect(json.dumps(nb).encode(), ["q4"])
+    (md, code) = info["answers"]["q4"]["cells"]
+    assert md["type"] == "markdown" and md["unanswered"]
+    assert code["skipped"] and code["cell"] == 15
+    saved = code["saved"]
+    assert saved[0] == {"text": "loss 0.5\n"}
+    assert saved[1] == {"png": good}
+    assert saved[2]["note"].startswith("a saved image not shown: not a PNG")
+    assert saved[3]["note"] == "a saved output not shown: image/svg+xml" and saved[4] == {"text": "svg"}
+    assert saved[5] == {"text": "ValueError: oops"}
+
+
+def test_blocks_follow_otter_markers_even_when_one_cell_closes_and_opens():
+    nb = {"cells": [
+        {"cell_type": "markdown", "source": "<!-- BEGIN QUESTION -->\n\n**Question 6 (2 points).** Plot."},
+        {"cell_type": "code", "source": "plot()", "metadata": {}},
+        {"cell_type": "markdown", "source": "<!-- END QUESTION -->\n\n<!-- BEGIN QUESTION -->\n\n"
+                                            "**Question 7 (1 point).** Why?"},
+        {"cell_type": "markdown", "source": "Because."},
+        {"cell_type": "markdown", "source": "<!-- END QUESTION -->\n\nThe end."}]}
+    found = notebook_info.answers(nb, ["q6", "q7"])
+    assert [c["cell"] for c in found["q6"]["cells"]] == [2]
+    assert [(c["cell"], c["source"]) for c in found["q7"]["cells"]] == [(4, "Because.")]
+    # a question whose block was deleted is reported missing, not given another's answer
+    assert notebook_info.answers({"cells": nb["cells"][2:]}, ["q6", "q7"])["q6"]["found"] is False
+
+
+# ---------------------------------------------------------------- messages
+
+def test_figure_messages_are_checked_field_by_field():
+    data = png()
+    ok = messages.parse_submission(json.dumps({"t": "figure", "cell": 3,
+                                               "png": base64.b64encode(data).decode()}).encode())
+    assert ok == {"t": "figure", "cell": 3, "png": data}
+    note = messages.parse_submission(b'{"t": "figure", "cell": 3, "png": "", "note": "too big"}')
+    assert note["png"] == b"" and note["note"] == "too big"
+    for bad, why in [
+        (b'{"t": "figure", "cell": 3, "png": "not base64!"}', "a figure that is not base64"),
+        (b'{"t": "figure", "cell": 3, "png": 7}', "a figure that is not base64"),
+        (b'{"t": "figure", "cell": "3", "png": ""}', "cell is not a cell number"),
+        (b'{"t": "figure", "cell": 3, "png": "", "html": "<script>"}', "unknown fields"),
+        (json.dumps({"t": "figure", "cell": 3, "png": "A" * (messages.FIGURE_B64 + 4)}).encode(),
+         "a figure that is not base64"),
+        (b'{"t": "cells_done", "errors": [], "output": "", "tamper": [], "marks": [[1]]}', "marks"),
+        (b'{"t": "cells_done", "errors": [], "output": "", "tamper": [], "marks": [[1, -4]]}', "marks"),
+    ]:
+        with pytest.raises(messages.Malformed, match=why):
+            messages.parse_submission(bad)
+    done = messages.parse_submission(b'{"t": "cells_done", "errors": [], "output": "", "tamper": [], '
+                                     b'"marks": [[2, 0], [5, 17]]}')
+    assert done["marks"] == [[2, 0], [5, 17]]
+
+
+# ---------------------------------------------------------------- pages, CSV, merge
+
+class Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+
+EVIL = "<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=1\">"
+
+
+def _results(asg) -> list[report.Result]:
+    good = png()
+    answers = {"q4": {"found": True, "cells": [
+        {"cell": 14, "type": "markdown", "source": EVIL, "unanswered": False},
+        {"cell": 15, "type": "code", "source": "plt.plot(x)</pre><script>", "skipped": False},
+        {"cell": 16, "type": "code", "source": "train()", "skipped": True,
+         "saved": [{"png": base64.b64encode(good).decode()}, {"text": "</pre><b>x"}, {"note": "<i>n</i>"}]}]}}
+    rows = []
+    for k, (file, status) in enumerate([("alicesmith_10101_20001_00_toy.ipynb", "ok"),
+                                        ("=HYPERLINK(1)_10202_20002_x.ipynb", "ok"),
+                                        ("nobody.ipynb", "timeout: the notebook ran over 600 s")]):
+        r = report.Result(file=file, stem=inputs.safe_stem(file), status=status,
+                          question_points={"q1": 2.0, "q2": 2.0 - k, "q3": 1.0})
+        r.answers = answers
+        r.figures = [(15, good), (15, b"\x89PNG\r\n\x1a\nnot really")]
+        r.figure_notes = [(15, "<b>a figure dropped</b>")]
+        r.cell_outputs = {15: "printed <u>this</u>"}
+        rows.append(r)
+    return rows
+
+
+@pytest.fixture()
+def graded(tmp_path) -> tuple[Path, list[report.Result]]:
+    asg = assignment.load(str(hostile.FIXTURE))
+    results = _results(asg)
+    report.write_all(tmp_path, asg, results, {"workers": 1, "mode": "weak"})
+    return tmp_path, results
+
+
+def test_hand_grading_page_escapes_student_text_and_embeds_only_pngs(graded):
+    out, results = graded
+    page = (out / "manual" / "q4.html").read_text()
+    assert "Content-Security-Policy" in page and "default-src 'none'" in page and "img-src data:" in page
+    parser = Tags()
+    parser.feed(page)
+    tags = [t for t, _ in parser.tags]
+    assert "script" not in tags and "iframe" not in tags and "object" not in tags
+    assert not [a for _, attrs in parser.tags for a in attrs if a.lower().startswith("on")]
+    imgs = [attrs["src"] for t, attrs in parser.tags if t == "img"]
+    assert len(imgs) == 3 * 2 and all(src.startswith("data:image/png;base64,") for src in imgs)
+    assert page.count("an image that is not a valid PNG was left out") == 3
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page
+    assert "printed &lt;u&gt;this&lt;/u&gt;" in page and "&lt;b&gt;a figure dropped&lt;/b&gt;" in page
+    assert "not run by the grader (otter_ignore)" in page
+    assert page.index("HYPERLINK") < page.index("alicesmith") < page.index("nobody")   # manual.csv order
+    # the figures are also files, and results/ lists them
+    doc = json.loads((out / "results" / "alicesmith_10101_20001_00_toy.json").read_text())
+    assert [f["file"] for f in doc["figures"]] == ["figures/alicesmith_10101_20001_00_toy/cell015-1.png"]
+    assert sorted(p.name for p in (out / "figures" / "alicesmith_10101_20001_00_toy").iterdir()) == \
+        ["cell015-1.png", "saved-cell016-1.png"]
+    saved = doc["manual_answers"]["q4"]["cells"][2]["saved"][0]
+    assert (out / saved["figure"]).read_bytes() == png()
+
+
+def test_manual_csv_lists_every_row_with_its_id(graded):
+    out, _ = graded
+    rows = list(csv.reader((out / "manual.csv").open()))
+    assert rows == [["file", "id", "q4", "comment"],
+                    ["'=HYPERLINK(1)_10202_20002_x.ipynb", "10202", "", ""],
+                    ["alicesmith_10101_20001_00_toy.ipynb", "10101", "", ""],
+                    ["nobody.ipynb", "", "", ""]]
+    grades = list(csv.DictReader((out / "grades.csv").open()))
+    assert [(g["id"], g["manual_points_earned"], g["final_points_earned"]) for g in grades] == \
+        [("10202", "", ""), ("10101", "", ""), ("", "", "")]
+
+
+def _fill(path: Path, rows: list[list[str]], sep: str = ",") -> Path:
+    buf = io.StringIO()
+    csv.writer(buf, delimiter=sep, lineterminator="\r\n").writerows(rows)
+    path.write_text(buf.getvalue(), encoding="utf-8")
+    return path
+
+
+def test_merge_checks_every_number_and_writes_nothing_on_a_mistake(graded, tmp_path):
+    out, _ = graded
+    before = (out / "grades.csv").read_bytes()
+    bad = _fill(tmp_path / "bad.csv", [["file", "id", "q4", "comment"],
+                                       ["alicesmith_10101_20001_00_toy.ipynb", "10101", "2", ""],
+                                       ["nobody.ipynb", "", "abc", ""],
+                                       ["ghost.ipynb", "", "1", ""],
+                                       ["alicesmith_10101_20001_00_toy.ipynb", "10101", "1", ""],
+                                       ["=HYPERLINK(1)_10202_20002_x.ipynb", "", "-0.5", ""]])
+    with pytest.raises(manual.ManualError) as err:
+        manual.merge(out, bad)
+    text = str(err.value)
+    assert "bad.csv row 2 (alicesmith_10101_20001_00_toy.ipynb): q4 = 2 is not between 0 and 1.0" in text
+    assert "row 3 (nobody.ipynb): q4 = 'abc' is not a number" in text
+    assert "row 4 (ghost.ipynb): no such row in grades.csv" in text
+    assert "row 5 (alicesmith_10101_20001_00_toy.ipynb): the same file as row 2" in text
+    assert "row 6 (=HYPERLINK(1)_10202_20002_x.ipynb): q4 = -0.5 is not between 0 and 1.0" in text
+    assert (out / "grades.csv").read_bytes() == before
+    assert manual.main([str(out), str(bad)]) == 1
+
+
+def test_merge_fills_grades_totals_and_feedback_and_blank_cells_keep_grades(graded, tmp_path):
+    out, _ = graded
+    # as a European spreadsheet saves it: ';', decimal comma, the formula apostrophe dropped
+    first = _fill(tmp_path / "ta1.csv", [["file", "id", "q4", "comment"],
+                                         ["=HYPERLINK(1)_10202_20002_x.ipynb", "10202", "0,5", "Axes?"],
+                                         ["alicesmith_10101_20001_00_toy.ipynb", "10101", "1", "Good plot."]],
+                  sep=";")
+    lines = manual.merge(out, first)
+    assert lines[0].endswith("2 of 3 rows have every hand-graded question (q4)")
+    rows = {r["file"]: r for r in csv.DictReader((out / "grades.csv").open())}
+    alice = rows["alicesmith_10101_20001_00_toy.ipynb"]
+    assert (alice["q4"], alice["total_points_earned"], alice["manual_points_earned"],
+            alice["final_points_earned"], alice["percent_correct"]) == ("1.0", "5.0", "1.0", "6.0", "1.0")
+    other = rows["'=HYPERLINK(1)_10202_20002_x.ipynb"]
+    assert (other["q4"], other["final_points_earned"]) == ("0.5", "4.5")
+    assert rows["nobody.ipynb"]["q4"] == "" and rows["nobody.ipynb"]["final_points_earned"] == ""
+    fb = (out / "feedback" / "alicesmith_10101_20001_00_toy.md").read_text()
+    assert "## Graded by your instructor\n\n- q4: 1.0 / 1.0\n\nComment: Good plot." in fb
+    # a second file with only the last row: the others keep their grades; the feedback is replaced
+    second = _fill(tmp_path / "ta2.csv", [["file", "q4"], ["nobody.ipynb", "0"],
+                                          ["alicesmith_10101_20001_00_toy.ipynb", ""]])
+    manual.merge(out, second)
+    rows = {r["file"]: r for r in csv.DictReader((out / "grades.csv").open())}
+    assert [rows[f]["final_points_earned"] for f in sorted(rows)] == ["4.5", "6.0", "3.0"]
+    fb = (out / "feedback" / "alicesmith_10101_20001_00_toy.md").read_text()
+    assert fb.count("## Graded by your instructor") == 1 and "Comment: Good plot." not in fb
+
+
+def test_a_filled_in_manual_csv_is_kept_by_the_next_run(graded):
+    out, _ = graded
+    assert manual.set_aside_filled(out) is None and not (out / "manual.csv").exists()  # untouched: gone
+    (out / "manual.csv").write_text("file,id,q4,comment\na.ipynb,,1,\n")
+    assert manual.set_aside_filled(out) == out / "manual-1.csv"
+    assert (out / "manual-1.csv").read_text() == "file,id,q4,comment\na.ipynb,,1,\n"
+
+
+# ---------------------------------------------------------------- gradebooks
+
+def _graded_for_lms(tmp_path: Path, final: dict[str, str]) -> Path:
+    asg = assignment.load(str(hostile.FIXTURE))
+    results = []
+    for file, points in [("alicesmith_10101_20001_00_toy.ipynb", 5.0),
+                         ("bobjones_LATE_10202_20002_00_toy.ipynb", 4.0),
+                         ("leecarol_10303_20003_00_toy.ipynb", 2.0),
+                         ("stranger_77777_20009_00_toy.ipynb", 1.0), ("noid.ipynb", 5.0)]:
+        results.append(report.Result(file=file, stem=inputs.safe_stem(file), status="ok",
+                                     question_points={"q1": points}))
+    out = tmp_path / "out"
+    out.mkdir()
+    report.write_all(out, asg, results, {"workers": 1, "mode": "weak"})
+    if final:
+        rows = [["file", "q4"]] + [[f, v] for f, v in final.items()]
+        manual.merge(out, _fill(tmp_path / "filled.csv", rows))
+    return out
+
+
+@pytest.mark.parametrize("bom, sep, posting", [(True, ",", True), (False, ";", False)])
+def test_canvas_import_round_trip(tmp_path, bom, sep, posting):
+    out = _graded_for_lms(tmp_path, {"alicesmith_10101_20001_00_toy.ipynb": "1",
+                                     "bobjones_LATE_10202_20002_00_toy.ipynb": "0.5"})
+    book = tmp_path / "gradebook.csv"
+    book.write_bytes(lms_samples.canvas_gradebook(lms_samples.STUDENTS, bom=bom, sep=sep,
+                                                  manual_posting=posting))
+    lines = lms.export(out, book)
+    assert lines[0].startswith(f"{out / 'canvas_import.csv'}: 3 students' column '00 Toy (4700)' filled in")
+    data = (out / "canvas_import.csv").read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf") == bom
+    got = lms_samples.canvas_import(data)
+    assert got["assignments"] == {"4700": "00 Toy (4700)"}            # nothing else can change
+    assert got["points"] == {"4700": "6.00"}
+    assert got["grades"] == {("10101", "4700"): "6", ("10202", "4700"): "4.5", ("10303", "4700"): "2"}
+    header = next(csv.reader(io.StringIO(data.decode("utf-8-sig")), delimiter=sep))
+    assert header == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "00 Toy (4700)"]
+    text = "\n".join(lines)
+    assert "2 rows have no hand-graded points yet" in text       # carol, stranger: automatic points only
+    assert "1 graded students are not in the gradebook, left out: 77777" in text
+    assert "1 rows have no Canvas or Moodle id in their name" in text
+
+
+def test_canvas_column_is_found_by_name_title_or_id_and_never_guessed(tmp_path):
+    book = tmp_path / "gradebook.csv"
+    book.write_bytes(lms_samples.canvas_gradebook(lms_samples.STUDENTS))
+    gb = lms.read_gradebook(book)
+    assert gb.header[lms.choose_column(gb, "00_toy", None)] == "00 Toy (4700)"
+    assert gb.header[lms.choose_column(gb, "03_attention", "4702")] == "Quiz 1 (4702)"
+    assert gb.header[lms.choose_column(gb, "03_attention", "quiz 1")] == "Quiz 1 (4702)"
+    with pytest.raises(lms.GradebookError, match="matches none"):
+        lms.choose_column(gb, "03_attention", None)
+    with pytest.raises(lms.GradebookError, match="matches several"):
+        lms.choose_column(gb, "03_attention", "(47")
+    (tmp_path / "other.csv").write_text("Name,Score\nA,1\n")
+    with pytest.raises(lms.GradebookError, match="neither a Canvas gradebook"):
+        lms.read_gradebook(tmp_path / "other.csv")
+    (tmp_path / "nosection.csv").write_text("Student,ID,SIS User ID,00 Toy (4700)\nA,1,,\n")
+    with pytest.raises(lms.GradebookError, match="no Section column"):
+        lms.read_gradebook(tmp_path / "nosection.csv")
+
+
+def test_points_possible_mismatch_is_reported(tmp_path):
+    out = _graded_for_lms(tmp_path, {})
+    book = tmp_path / "gradebook.csv"
+    book.write_bytes(lms_samples.canvas_gradebook(lms_samples.STUDENTS, toy_points="100"))
+    text = "\n".join(lms.export(out, book))
+    assert "Canvas gives this assignment 100 points possible; the notebook is worth 6" in text
+
+
+def test_moodle_worksheet_gets_its_grade_column_filled(tmp_path):
+    asg = assignment.load(str(hostile.FIXTURE))
+    results = [report.Result(file=f, stem=inputs.safe_stem(f), status="ok", question_points={"q1": p})
+               for f, p in [("Ann Lee_101_assignsubmission_file_/00_toy.ipynb", 5.0),
+                            ("Bo Chen_102_assignsubmission_file_/00_toy.ipynb", 3.0)]]
+    out = tmp_path / "out"
+    out.mkdir()
+    report.write_all(out, asg, results, {"workers": 1, "mode": "weak"})
+    manual.merge(out, _fill(tmp_path / "f.csv",
+                            [["file", "q4"], [results[0].file, "1"], [results[1].file, "0"]]))
+    book = tmp_path / "worksheet.csv"
+    book.write_bytes(lms_samples.moodle_worksheet([("101", "Ann Lee"), ("102", "Bo Chen"), ("103", "Cy")]))
+    lines = lms.export(out, book)
+    assert "2 students' column 'Grade' filled in" in lines[0]
+    rows = list(csv.DictReader(io.StringIO((out / "moodle_import.csv").read_text())))
+    assert [(r["Identifier"], r["Grade"], r["Maximum Grade"]) for r in rows] == \
+        [("Participant 101", "6", "6.00"), ("Participant 102", "3", "6.00"), ("Participant 103", "", "6.00")]
+
+
+# ---------------------------------------------------------------- the report
+
+def test_histogram_labels_lie_inside_the_picture():
+    import re
+    svg = report._histogram_svg([1.0] * 7 + [0.5] * 3 + [0.0])
+    width, height = (int(x) for x in re.search(r'viewBox="0 0 (\d+) (\d+)"', svg).groups())
+    counts = [(float(x), float(y), int(c)) for x, y, c in
+              re.findall(r'<text class="count" x="([\d.]+)" y="([\d.]+)"[^>]*>(\d+)<', svg)]
+    assert [c for *_, c in counts] == [1, 0, 0, 0, 0, 3, 0, 0, 0, 7]
+    for x, y, _ in counts:
+        assert 12 <= y <= height and 0 <= x <= width                     # 12 px text stays inside
+    for y, h in re.findall(r'<rect x="[\d.]+" y="(\d+)" width="\d+" height="(\d+)"', svg):
+        assert int(y) >= 12 + 5 and int(y) + int(h) <= height
+
+
+def test_report_has_a_row_for_every_submission(graded):
+    out, results = graded
+    page = (out / "report.html").read_text()
+    table = page[page.index("<h2>Every row (3)</h2>"):]
+    table = table[:table.index("</table>")]
+    assert table.count("<tr>") == 1 + len(results)
+    assert "<td>10101</td>" in table and "=HYPERLINK(1)_10202_20002_x.ipynb" in table
+    assert "href='manual/q4.html'" in page
