@@ -39,7 +39,8 @@ def PlotLosses(curves: Mapping[str, Sequence[float] | tuple[Sequence[int], Seque
         if isinstance(values, tuple) and len(values) == 2:        # (steps, already averaged losses)
             ax.plot(list(values[0]), list(values[1]), label=name)
         else:
-            ax.plot(WindowAverage(values, window), label=f"{name} (window {window})")
+            averaged = WindowAverage(values, window)       # point n: the average up to step n
+            ax.plot(np.arange(1, len(averaged) + 1), averaged, label=f"{name} (window {window})")
     for i, (name, y) in enumerate((lines or {}).items()):
         ax.axhline(y, color=f"C{len(curves) + i}", linestyle="--", linewidth=1, label=name)
     if log:

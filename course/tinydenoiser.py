@@ -74,10 +74,11 @@ class DenoiserBlock(nn.Module):
 
     def __init__(self, dim: int, heads: int, causal: bool = False):
         super().__init__()
-        self.norm1 = nn.LayerNorm(dim)
+        self.norm1 = nn.LayerNorm(dim)                        # before talking
         self.attention = AllHeads(dim, heads, causal)
-        self.norm2 = nn.LayerNorm(dim)
-        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+        self.norm2 = nn.LayerNorm(dim)                        # before thinking
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(),      # 4 times wider,
+                                 nn.Linear(4 * dim, dim))                 # and back
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x + self.attention(self.norm1(x))                 # talk
@@ -97,14 +98,14 @@ class TinyDenoiser(nn.Module):
         super().__init__()
         self.embed = nn.Embedding(vocab_size, dim)            # no position table
         self.blocks = nn.ModuleList([DenoiserBlock(dim, heads, causal) for i in range(layers)])
-        self.norm = nn.LayerNorm(dim)
-        self.out = nn.Linear(dim, vocab_size)
+        self.norm = nn.LayerNorm(dim)                         # the last norm
+        self.out = nn.Linear(dim, vocab_size)                 # a vector -> one logit per token
         SmallStart(self)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.dim() == 1:                                      # one sentence: a batch of one
             return self.forward(x[None])[0]
         h = self.embed(x)
-        for block in self.blocks:
+        for block in self.blocks:                             # talk and think, layers times
             h = block(h)
-        return self.out(self.norm(h))
+        return self.out(self.norm(h))                         # logits
