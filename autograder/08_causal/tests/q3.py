@@ -14,9 +14,24 @@ def test_same_positions_types(causal_same, noncausal_same):
 
 @test_case(points=1, hidden=True, 
     failure_message="Think about which sites can hear the last word: with causal=True only the last site can, with causal=False every site does.")
-def test_same_positions(causal_same, noncausal_same):
+def test_same_positions(causal_same, noncausal_same, MyTransformer):
+    import torch
+    from course import Encode, vocab
     from course.handles import student
     same, other = (student(causal_same), student(noncausal_same))
-    assert type(same) in (list, tuple) and sorted(same) == [0, 1, 2], 'with causal=True, which positions cannot see the last word?'
-    assert type(other) in (list, tuple) and list(other) == [], 'with causal=False, can any position avoid hearing the last word?'
+    assert type(same) in (list, tuple) and type(other) in (list, tuple), 'causal_same and noncausal_same should be lists of positions'
+    same, other = (sorted((int(i) for i in same)), sorted((int(i) for i in other)))
+
+    def own(causal):
+        """The positions where your own MyTransformer's logits are identical for the two sentences."""
+        try:
+            torch.manual_seed(0)
+            net = student(MyTransformer)(len(vocab), dim=32, heads=2, layers=2, causal=causal)
+            a = net(Encode('the cat is alive')[None])[0]
+            b = net(Encode('the cat is empty')[None])[0]
+            return [i for i in range(4) if torch.allclose(a[i], b[i])]
+        except Exception:
+            return None
+    assert same == [0, 1, 2] or same == own(True), 'with causal=True, which positions cannot hear the last word?'
+    assert other == [] or other == own(False), 'with causal=False, can any position avoid hearing the last word?'
 
