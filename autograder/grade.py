@@ -18,6 +18,7 @@ or the assignment is wrong.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import resource
@@ -128,7 +129,7 @@ class Job:
     # for the hand-grading pages: what the grader read in the notebook, and the figures its cells drew
     info: dict = field(default_factory=dict)
     figure_cells: list[int] | None = None
-    figures: list[tuple[int, bytes]] = field(default_factory=list)
+    figures: list[tuple[int, str]] = field(default_factory=list)     # (cell, path under --out)
     figure_notes: list[tuple[int, str]] = field(default_factory=list)
     figure_bytes: int = 0
 
@@ -346,7 +347,8 @@ class Grader:
             try:
                 if os.path.getsize(dest) <= 64 * 2**20:
                     self.info[i] = json.loads(Path(dest).read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+                    self._save_images(self.subs[i].stem, self.info[i])
+            except (OSError, ValueError, TypeError, AttributeError):
                 self.info[i] = {"error": "not inspected"}
             Path(dest).unlink(missing_ok=True)
         known = manual.known_notebooks(self.asg)
@@ -355,6 +357,26 @@ class Grader:
             other = notebook_info.wrong_notebook(info, self.asg.name, known, self.asg.given_code)
             if other:
                 self.wrong[i] = other
+
+    def _save_images(self, stem: str, info: dict) -> None:
+        """The images saved in a notebook's skipped answer cells go to the output folder (checked
+        again as PNGs); the answers keep their paths."""
+        for a in info.get("answers", {}).values():
+            for c in a.get("cells", []):
+                saved = c.get("saved")
+                if not saved:
+                    continue
+                for k, o in enumerate(saved, 1):
+                    if "png" not in o:
+                        continue
+                    data = base64.b64decode(o.pop("png"), validate=True)
+                    if notebook_info.check_png(data) is not None:
+                        o["note"] = "a saved image not shown: not a PNG"
+                        continue
+                    path = f"figures/{stem}/saved-cell{int(c['cell']):03d}-{k}.png"
+                    (self.out / path).parent.mkdir(parents=True, exist_ok=True)
+                    (self.out / path).write_bytes(data)
+                    o["figure"] = path
 
     def _figure_cells(self, index: int) -> list[int] | None:
         """The cells whose figures the hand-grading pages show (the manual answers' code cells that
@@ -676,8 +698,12 @@ class Grader:
             elif len(job.figures) >= runner_limits.FIGURES or \
                     job.figure_bytes + len(data) > runner_limits.FIGURE_TOTAL_BYTES:
                 note = "a figure dropped: more figures than are kept"
-            else:
-                job.figures.append((cell, data))
+            else:                 # straight to the output folder: the grader holds no images
+                n = 1 + sum(1 for c, _ in job.figures if c == cell)
+                path = f"figures/{job.sub.stem}/cell{cell:03d}-{n}.png"
+                (self.out / path).parent.mkdir(parents=True, exist_ok=True)
+                (self.out / path).write_bytes(data)
+                job.figures.append((cell, path))
                 job.figure_bytes += len(data)
                 return
         if note and len(job.figure_notes) < 50:

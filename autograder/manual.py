@@ -163,15 +163,20 @@ img{max-width:100%;height:auto;border:1px solid #ddd;margin:.3em 0;display:block
 """
 
 
-def _img(data: bytes, alt: str) -> str:
-    """An embedded image, only for bytes that pass the PNG check."""
+def _img(out: Path, path: str, alt: str) -> str:
+    """An image file under ``out`` embedded, only when it passes the PNG check."""
+    target = (out / path).resolve()
+    try:
+        data = target.read_bytes() if out.resolve() in target.parents else b""
+    except OSError:
+        data = b""
     if notebook_info.check_png(data, 8 * 2**20) is not None:
         return "<p class='note'>(an image that is not a valid PNG was left out)</p>"
     b64 = base64.b64encode(data).decode("ascii")
     return f"<img alt='{html.escape(alt, quote=True)}' src='data:image/png;base64,{b64}'>"
 
 
-def _answer_html(q: str, r: Result, row: int, points: float) -> str:
+def _answer_html(out: Path, q: str, r: Result, row: int, points: float) -> str:
     esc = html.escape
     a = r.answers.get(q)
     parts = [f"<section class='answer' id='row-{row}'><h2>{esc(r.file)}</h2>",
@@ -186,9 +191,9 @@ def _answer_html(q: str, r: Result, row: int, points: float) -> str:
         why = r.notebook_note or "the question's cells are not in this notebook"
         parts.append(f"<p class='unanswered'>No answer found ({esc(why)}).</p></section>")
         return "".join(parts)
-    figures: dict[int, list[bytes]] = {}
-    for cell, data in r.figures:
-        figures.setdefault(cell, []).append(data)
+    figures: dict[int, list[str]] = {}
+    for cell, path in r.figures:
+        figures.setdefault(cell, []).append(path)
     notes: dict[int, list[str]] = {}
     for cell, note in r.figure_notes:
         notes.setdefault(cell, []).append(note)
@@ -212,12 +217,8 @@ def _answer_html(q: str, r: Result, row: int, points: float) -> str:
             if not saved:
                 parts.append("<p class='unanswered'>(no saved outputs)</p>")
             for k, o in enumerate(saved, 1):
-                if "png" in o:
-                    try:
-                        data = base64.b64decode(o["png"], validate=True)
-                    except ValueError:
-                        data = b""
-                    parts.append(_img(data, f"saved image {k} of cell {cell}"))
+                if "figure" in o:
+                    parts.append(_img(out, str(o["figure"]), f"saved image {k} of cell {cell}"))
                 elif "text" in o:
                     parts.append(f"<pre>{esc(str(o['text']))}</pre>")
                 elif "note" in o:
@@ -227,8 +228,8 @@ def _answer_html(q: str, r: Result, row: int, points: float) -> str:
         text = r.cell_outputs.get(cell, "")
         if text.strip():
             parts.append(f"<pre>{esc(text)}</pre>")
-        for k, data in enumerate(figures.get(cell, []), 1):
-            parts.append(_img(data, f"figure {k} of cell {cell}"))
+        for k, path in enumerate(figures.get(cell, []), 1):
+            parts.append(_img(out, path, f"figure {k} of cell {cell}"))
         for note in notes.get(cell, []):
             parts.append(f"<p class='note'>{esc(note)}</p>")
     if a.get("more"):
@@ -237,7 +238,10 @@ def _answer_html(q: str, r: Result, row: int, points: float) -> str:
     return "".join(parts)
 
 
-def page_html(asg: Assignment, q: Any, prompt: str, results: list[Result]) -> str:
+def write_page(path: Path, out_dir: Path, asg: Assignment, q: Any, prompt: str,
+               results: list[Result]) -> None:
+    """One question's page, written a row at a time (every image is read, checked and embedded
+    only while its row is written)."""
     esc = html.escape
     rows = sorted(results, key=lambda r: r.file)
     out = ["<!doctype html><html><head><meta charset='utf-8'>",
@@ -250,10 +254,11 @@ def page_html(asg: Assignment, q: Any, prompt: str, results: list[Result]) -> st
            f"(0 to {num(q.points)}) in its column <code>{esc(q.name)}</code>, then run "
            "<code>course manual DIR manual.csv</code>. Figures were drawn by the grader while it ran "
            "the notebook; outputs of cells it skips are as the student saved them.</p><div class='grid'>"]
-    for row, r in enumerate(rows, 2):                   # the spreadsheet's row number (1 is the header)
-        out.append(_answer_html(q.name, r, row, q.points))
-    out.append("</div></body></html>\n")
-    return "\n".join(out)
+    with open(path, "w", encoding="utf-8", errors="replace") as f:
+        f.write("\n".join(out) + "\n")
+        for row, r in enumerate(rows, 2):               # the spreadsheet's row number (1 is the header)
+            f.write(_answer_html(out_dir, q.name, r, row, q.points) + "\n")
+        f.write("</div></body></html>\n")
 
 
 def write_pages(out: Path, asg: Assignment, results: list[Result]) -> list[str]:
@@ -265,8 +270,7 @@ def write_pages(out: Path, asg: Assignment, results: list[Result]) -> list[str]:
     notes = []
     for q in asg.questions:
         if q.manual:
-            (folder / f"{q.name}.html").write_text(page_html(asg, q, texts.get(q.name, ""), results),
-                                                   encoding="utf-8", errors="replace")
+            write_page(folder / f"{q.name}.html", out, asg, q, texts.get(q.name, ""), results)
             missing = [r.file for r in results if r.answers and not r.answers.get(q.name, {}).get("found")]
             if missing:
                 notes.append(f"{q.name}: no answer cells found in {len(missing)} notebooks "

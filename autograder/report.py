@@ -13,7 +13,6 @@ spreadsheets show it as text.
 """
 from __future__ import annotations
 
-import base64
 import csv
 import html
 import io
@@ -58,12 +57,13 @@ class Result:
     exec_seconds: float = 0.0
     peak_memory: int | None = None       # bytes, all the submission's processes together (its cgroup)
     traffic: dict = field(default_factory=dict)   # the judge's requests: count, bytes back, seconds
-    # for hand grading: the manual answers read from the notebook (autograder.notebook_info), the
-    # figures its answer cells drew under the grader (cell, PNG), notes on figures dropped, and
-    # what each answer cell printed
+    # for hand grading: the manual answers read from the notebook (autograder.notebook_info; each
+    # saved image as {"figure": path}), the figures its answer cells drew under the grader (cell,
+    # path), both PNG files already under the output folder; notes on figures dropped; and what
+    # each answer cell printed
     answers: dict = field(default_factory=dict)
     notebook_note: str = ""
-    figures: list[tuple[int, bytes]] = field(default_factory=list)
+    figures: list[tuple[int, str]] = field(default_factory=list)
     figure_notes: list[tuple[int, str]] = field(default_factory=list)
     cell_outputs: dict[int, str] = field(default_factory=dict)
 
@@ -121,40 +121,7 @@ def _mb(n: int | None) -> float | None:
     return None if n is None else round(n / 2**20, 1)
 
 
-def figure_files(r: Result) -> tuple[list[tuple[str, int, bytes]], dict]:
-    """Where a row's figures go under the output folder: (path, cell, PNG) for the figures drawn
-    under the grader and those saved in the notebook, and the answers with each saved image
-    replaced by its path."""
-    files: list[tuple[str, int, bytes]] = []
-    count: dict[int, int] = {}
-    from .notebook_info import check_png
-    for cell, data in r.figures:
-        if check_png(data, 8 * 2**20) is not None:        # the grader kept only PNGs; never write others
-            continue
-        count[cell] = count.get(cell, 0) + 1
-        files.append((f"figures/{r.stem}/cell{cell:03d}-{count[cell]}.png", cell, data))
-    answers: dict = {}
-    for q, a in r.answers.items():
-        cells = []
-        for c in a.get("cells", []):
-            c = dict(c)
-            if "saved" in c:
-                saved = []
-                for k, o in enumerate(c["saved"], 1):
-                    if "png" in o:
-                        path = f"figures/{r.stem}/saved-cell{c['cell']:03d}-{k}.png"
-                        files.append((path, c["cell"], base64.b64decode(o["png"])))
-                        saved.append({"figure": path})
-                    else:
-                        saved.append(o)
-                c["saved"] = saved
-            cells.append(c)
-        answers[q] = {**a, "cells": cells}
-    return files, answers
-
-
 def result_json(assignment: Assignment, r: Result) -> str:
-    files, answers = figure_files(r)
     doc: dict[str, Any] = {
         "file": r.file,
         "id": student_id(r.file),
@@ -174,10 +141,9 @@ def result_json(assignment: Assignment, r: Result) -> str:
         "tampering": r.tampering,
         "peak_memory_mb": _mb(r.peak_memory),
         "output": r.output,
-        "manual_answers": answers,
+        "manual_answers": r.answers,
         "answer_outputs": {str(k): v for k, v in sorted(r.cell_outputs.items())},
-        "figures": [{"cell": cell, "file": path} for path, cell, _ in files
-                    if not path.rsplit("/", 1)[-1].startswith("saved-")],
+        "figures": [{"cell": cell, "file": path} for cell, path in r.figures],
         "figure_notes": [{"cell": cell, "note": note} for cell, note in r.figure_notes],
     }
     return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
@@ -358,9 +324,6 @@ def write_all(out_dir: Path, assignment: Assignment, results: list[Result], meta
     for r in results:
         _write(out_dir / "results" / f"{r.stem}.json", result_json(assignment, r))
         _write(out_dir / "feedback" / f"{r.stem}.md", feedback_md(assignment, r))
-        for path, _cell, data in figure_files(r)[0]:
-            (out_dir / path).parent.mkdir(parents=True, exist_ok=True)
-            (out_dir / path).write_bytes(data)
     _write(out_dir / "grades.csv", grades_csv(assignment, results))
     _write(out_dir / "questions.json", manual.questions_json(assignment))
     if any(q.manual for q in assignment.questions):

@@ -216,21 +216,28 @@ class Tags(HTMLParser):
 EVIL = "<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=1\">"
 
 
-def _results(asg) -> list[report.Result]:
+def _results(out: Path) -> list[report.Result]:
+    """Three rows as the grader leaves them: their figures already written under ``out``."""
     good = png()
-    answers = {"q4": {"found": True, "cells": [
-        {"cell": 14, "type": "markdown", "source": EVIL, "unanswered": False},
-        {"cell": 15, "type": "code", "source": "plt.plot(x)</pre><script>", "skipped": False},
-        {"cell": 16, "type": "code", "source": "train()", "skipped": True,
-         "saved": [{"png": base64.b64encode(good).decode()}, {"text": "</pre><b>x"}, {"note": "<i>n</i>"}]}]}}
     rows = []
     for k, (file, status) in enumerate([("alicesmith_10101_20001_00_toy.ipynb", "ok"),
                                         ("=HYPERLINK(1)_10202_20002_x.ipynb", "ok"),
                                         ("nobody.ipynb", "timeout: the notebook ran over 600 s")]):
         r = report.Result(file=file, stem=inputs.safe_stem(file), status=status,
                           question_points={"q1": 2.0, "q2": 2.0 - k, "q3": 1.0})
-        r.answers = answers
-        r.figures = [(15, good), (15, b"\x89PNG\r\n\x1a\nnot really")]
+        folder = out / "figures" / r.stem
+        folder.mkdir(parents=True)
+        (folder / "cell015-1.png").write_bytes(good)
+        (folder / "cell015-2.png").write_bytes(b"\x89PNG\r\n\x1a\nnot really")
+        (folder / "saved-cell016-1.png").write_bytes(good)
+        r.answers = {"q4": {"found": True, "cells": [
+            {"cell": 14, "type": "markdown", "source": EVIL, "unanswered": False},
+            {"cell": 15, "type": "code", "source": "plt.plot(x)</pre><script>", "skipped": False},
+            {"cell": 16, "type": "code", "source": "train()", "skipped": True,
+             "saved": [{"figure": f"figures/{r.stem}/saved-cell016-1.png"}, {"text": "</pre><b>x"},
+                       {"note": "<i>n</i>"}]}]}}
+        r.figures = [(15, f"figures/{r.stem}/cell015-1.png"), (15, f"figures/{r.stem}/cell015-2.png"),
+                     (15, "figures/../../../../etc/passwd")]
         r.figure_notes = [(15, "<b>a figure dropped</b>")]
         r.cell_outputs = {15: "printed <u>this</u>"}
         rows.append(r)
@@ -240,7 +247,7 @@ def _results(asg) -> list[report.Result]:
 @pytest.fixture()
 def graded(tmp_path) -> tuple[Path, list[report.Result]]:
     asg = assignment.load(str(hostile.FIXTURE))
-    results = _results(asg)
+    results = _results(tmp_path)
     report.write_all(tmp_path, asg, results, {"workers": 1, "mode": "weak"})
     return tmp_path, results
 
@@ -256,16 +263,14 @@ def test_hand_grading_page_escapes_student_text_and_embeds_only_pngs(graded):
     assert not [a for _, attrs in parser.tags for a in attrs if a.lower().startswith("on")]
     imgs = [attrs["src"] for t, attrs in parser.tags if t == "img"]
     assert len(imgs) == 3 * 2 and all(src.startswith("data:image/png;base64,") for src in imgs)
-    assert page.count("an image that is not a valid PNG was left out") == 3
+    assert page.count("an image that is not a valid PNG was left out") == 3 * 2   # bad bytes; outside
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page
     assert "printed &lt;u&gt;this&lt;/u&gt;" in page and "&lt;b&gt;a figure dropped&lt;/b&gt;" in page
     assert "not run by the grader (otter_ignore)" in page
     assert page.index("HYPERLINK") < page.index("alicesmith") < page.index("nobody")   # manual.csv order
     # the figures are also files, and results/ lists them
     doc = json.loads((out / "results" / "alicesmith_10101_20001_00_toy.json").read_text())
-    assert [f["file"] for f in doc["figures"]] == ["figures/alicesmith_10101_20001_00_toy/cell015-1.png"]
-    assert sorted(p.name for p in (out / "figures" / "alicesmith_10101_20001_00_toy").iterdir()) == \
-        ["cell015-1.png", "saved-cell016-1.png"]
+    assert doc["figures"][0] == {"cell": 15, "file": "figures/alicesmith_10101_20001_00_toy/cell015-1.png"}
     saved = doc["manual_answers"]["q4"]["cells"][2]["saved"][0]
     assert (out / saved["figure"]).read_bytes() == png()
 
@@ -458,3 +463,29 @@ def test_report_has_a_row_for_every_submission(graded):
     assert table.count("<tr>") == 1 + len(results)
     assert "<td>10101</td>" in table and "=HYPERLINK(1)_10202_20002_x.ipynb" in table
     assert "href='manual/q4.html'" in page
+
+
+def test_the_grader_keeps_only_pngs_from_answer_cells_and_writes_them_at_once(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from autograder import grade, runner
+    monkeypatch.setattr(runner, "FIGURES", 2)
+    g = SimpleNamespace(out=tmp_path)
+    job = grade.Job(index=0, sub=inputs.Submission("a.ipynb", None, stem="a"), staging=Path(),
+                    figure_cells=[15])
+
+    def send(cell, data, **kw):
+        grade.Grader._figure(g, job, {"t": "figure", "cell": cell, "png": data, **kw})
+
+    good = png()
+    send(15, good)
+    send(15, b"<html><script>alert(1)</script></html>")
+    send(3, good)
+    send(15, b"", note="a figure too large to keep (900 KB)")
+    send(15, good)
+    send(15, good)
+    assert job.figures == [(15, "figures/a/cell015-1.png"), (15, "figures/a/cell015-2.png")]
+    assert (tmp_path / "figures" / "a" / "cell015-2.png").read_bytes() == good
+    assert [n for _, n in job.figure_notes] == [
+        "a figure dropped: not a PNG image", "a figure from a cell that is not an answer (dropped)",
+        "a figure too large to keep (900 KB)", "a figure dropped: more figures than are kept"]
