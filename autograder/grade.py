@@ -12,8 +12,12 @@ the answers. Only the judge's verdicts count; what the submission's process says
 only cost it points. Each submission's processes run in a cgroup of their own where the machine
 has them (:mod:`autograder.cgroups`); after each submission the grader kills everything it started,
 removes its cgroup, clears its uid's key rings and deletes its scratch folder. It alone writes the
-output folder. Exit code 0 when the batch finished, whatever the scores; 2 when the command line
-or the assignment is wrong.
+output folder. Before any notebook runs, :mod:`autograder.notebook_info` reads every notebook in a
+process of its own: another week's notebook is not run at all, and the manual questions' answers
+(with the figures their cells draw while they run, sent as checked messages) make the hand-grading
+pages (:mod:`autograder.manual`); ``--gradebook`` also writes the LMS import (:mod:`autograder.lms`).
+Exit code 0 when the batch finished, whatever the scores; 2 when the command line or the assignment
+is wrong.
 """
 from __future__ import annotations
 
@@ -701,11 +705,15 @@ class Grader:
             else:                 # straight to the output folder: the grader holds no images
                 n = 1 + sum(1 for c, _ in job.figures if c == cell)
                 path = f"figures/{job.sub.stem}/cell{cell:03d}-{n}.png"
-                (self.out / path).parent.mkdir(parents=True, exist_ok=True)
-                (self.out / path).write_bytes(data)
-                job.figures.append((cell, path))
-                job.figure_bytes += len(data)
-                return
+                try:
+                    (self.out / path).parent.mkdir(parents=True, exist_ok=True)
+                    (self.out / path).write_bytes(data)
+                except OSError as exc:
+                    note = f"a figure could not be written: {exc.strerror}"
+                else:
+                    job.figures.append((cell, path))
+                    job.figure_bytes += len(data)
+                    return
         if note and len(job.figure_notes) < 50:
             job.figure_notes.append((cell, note))
 

@@ -188,7 +188,8 @@ def _answer_html(out: Path, q: str, r: Result, row: int, points: float) -> str:
         parts.append("<p class='unanswered'>(another week's notebook: no answers shown)</p></section>")
         return "".join(parts)
     if a is None or not a.get("found"):
-        why = r.notebook_note or "the question's cells are not in this notebook"
+        why = r.notebook_note or ("the notebook could not be read" if not r.answers
+                                  else "the question's cells are not in this notebook")
         parts.append(f"<p class='unanswered'>No answer found ({esc(why)}).</p></section>")
         return "".join(parts)
     figures: dict[int, list[str]] = {}

@@ -12,7 +12,8 @@ Two kinds of children:
   which, pid 2 of a new pid namespace, goes on here), reads the notebook, snapshots torch /
   numpy / math / builtins / course, executes the code cells (IPython syntax turned into plain
   Python, ``%``/``!`` lines made harmless, ``otter_ignore`` cells skipped, a time limit per cell,
-  output kept up to a cap), tells the grader it is done, and from then on only *answers
+  output kept up to a cap, the figures of the cells the grader names drawn to PNG as Jupyter would
+  show them, for the hand-grading pages), tells the grader it is done, and from then on only *answers
   requests* (:class:`course.serve.Server`) that arrive on its ``requests`` pipe, until that pipe
   closes.
 - a *judge* child (:mod:`autograder.judge`) runs the tests, in the grader's trust domain: it sends
