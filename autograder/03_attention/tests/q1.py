@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q1"
-points = 6
+points = 8
 
 @test_case(points=1, hidden=False, 
     failure_message="For q, k, v of shape (5, 8) Attention must return out of shape (5, 8) and weights of shape (5, 5) whose rows add up to one.")
@@ -33,7 +33,7 @@ def test_rows_are_probabilities(Attention):
         assert (weights >= 0).all(), 'negative weights'
         assert close(weights.sum(dim=-1), torch.ones(L)), 'rows that do not add up to one'
 
-@test_case(points=1, hidden=True, 
+@test_case(points=3, hidden=True, 
     failure_message="For one sentence of random size your output or weights differ from softmax(q k^T / sqrt(d)) and F.scaled_dot_product_attention. Check the scale (d is the length of the query vectors, q.shape[-1]), the sign of the energy, and that the output is weights @ v.")
 def test_values_one_sentence(Attention):
     import math
@@ -71,7 +71,7 @@ def test_batched(Attention):
             assert close(weights[index], one_weights, atol=1e-05), 'weights in the batch differ from the sentence alone'
 
 @test_case(points=1, hidden=True, 
-    failure_message="Gradients do not flow through your Attention as they should. Don't detach anything (and don't use torch.no_grad or .item()) inside Attention, or Q, K and V can never be trained.")
+    failure_message="Gradients do not flow through your Attention as they should. Don't detach anything (and don't use torch.no_grad or .item()) inside Attention, or Q, K and V can never be trained; and the weights must come from the queries and keys.")
 def test_gradients(Attention):
     import torch
     from course.handles import student
@@ -81,6 +81,7 @@ def test_gradients(Attention):
     r = torch.randn(6, 5, dtype=torch.float64)
     _, grads, _ = Attention.vjp(q, k, v, cotangent=(r, None))
     assert all((g is not None for g in grads)), 'no gradient reached q, k or v'
+    assert grads[0].abs().max() > 1e-06 and grads[1].abs().max() > 1e-06, 'q and k get no gradient: do your weights depend on the queries and keys?'
     eps = 0.0001
     for i in range(3):
         for _ in range(2):

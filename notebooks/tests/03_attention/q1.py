@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q1"
-points = 6
+points = 8
 
 @test_case(points=1, hidden=False, 
     failure_message="For q, k, v of shape (5, 8) Attention must return out of shape (5, 8) and weights of shape (5, 5) whose rows add up to one.")
