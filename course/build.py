@@ -1,9 +1,11 @@
 """`course build`: the master notebooks in solutions/ -> student notebooks, public tests, autograder.
 
 For every master, in order:
-1. Rewrite the cells the build owns (tagged `setup`, `given-earlier`, `points`), so that every
-   notebook sets itself up the same way, gives the earlier weeks' answers as GIVEN code, and states
-   its points. The master is saved back only if something changed.
+1. Rewrite the cells the build owns (tagged `colab`, `setup`, `given-earlier`, `points`), so that
+   every notebook opens with its "Open in Colab" badge, sets itself up the same way (downloading
+   the course from the address in course.toml on Colab), gives the earlier weeks' answers as GIVEN
+   code, and states its points. The master is saved back only if something changed. README.md's
+   table of badges is written from course.toml too (course/publish.py).
 2. Run `otter assign` on a copy, then place its output:
      notebooks/NN_name.ipynb            the student notebook
      notebooks/tests/NN_name/qN.py      public tests (what grader.check runs)
@@ -21,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import string
 import subprocess
 import sys
 import tempfile
@@ -32,8 +35,8 @@ from pathlib import Path
 import nbformat
 import yaml
 
+from . import publish
 from .nbgrader_course import build_nbgrader
-from .release import RELEASE_URL
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
@@ -51,49 +54,101 @@ NAMES = ["01_no_talking", "02_with_position", "03_attention", "04_head", "05_mul
 # so nothing the notebook defines later can change what it does.
 NAMESPACES = {"09_gpt": "page"}
 
-SETUP_TEMPLATE = '''\
-# GIVEN: setup. Run this cell first. On your own computer it finds the course next to this
-# notebook; on Google Colab it downloads the course bundle and the grader the first time.
-NOTEBOOK = "{name}"
-COURSE_URL = "{url}"
+SETUP_TEMPLATE = r"""# GIVEN: setup. Run this cell first. On your own computer it finds the course
+# next to this notebook; on Google Colab it downloads the course and installs the grader (once,
+# about 30 s). If something is missing it says what in one sentence and stops "Run all" here: do
+# what it says, then run this cell again.
+NOTEBOOK = "$name"
+COURSE_URL = "$url"
+GRADER = "otter-grader==7.0.0"
 
-import io, os, subprocess, sys, urllib.request, zipfile
+import io, os, re, shutil, subprocess, sys, time, urllib.error, urllib.request, zipfile
 
-def _course_root():
-    if "google.colab" in sys.modules:                            # Colab: fetch the course once
-        folder = os.path.abspath("transformer-course")
-        if not os.path.isdir(os.path.join(folder, "course")):
-            data = urllib.request.urlopen(os.environ.get("COURSE_URL", COURSE_URL)).read()
-            zipfile.ZipFile(io.BytesIO(data)).extractall(folder)
-        return folder
-    for folder in (".", ".."):                                   # a clone or an unpacked bundle
-        if os.path.isdir(os.path.join(folder, "course")):
-            return os.path.abspath(folder)
-    return None
 
-_root = _course_root()
+class SetupFailed(Exception):
+    def _render_traceback_(self):                         # Jupyter shows the sentence, no traceback
+        return [f"Setup failed: {self}"]
+
+
+def _needs_setup(shell, etype, value, tb, tb_offset=None):   # a later cell, before this one worked
+    message = f"{etype.__name__}: {value}. The setup cell has not worked yet: run it, do what it says."
+    shell._showtraceback(etype, value, [message])
+
+
+def _download(url, folder):
+    print(f"Downloading the course from {url} ...", flush=True)
+    try:
+        data = urllib.request.urlopen(url, timeout=60).read()
+        shutil.rmtree(folder, ignore_errors=True)
+        zipfile.ZipFile(io.BytesIO(data)).extractall(folder)
+    except urllib.error.HTTPError as e:
+        raise SetupFailed(f"the course is not at {url} (the server says {e.code} {e.reason}): this "
+                          "notebook's address is wrong or not published yet; tell your instructor") from None
+    except zipfile.BadZipFile:
+        raise SetupFailed(f"{url} did not send the course (not a zip file); tell your instructor") from None
+    except OSError as e:                                  # offline, a wrong host name, a time-out
+        raise SetupFailed(f"cannot reach {url} ({getattr(e, 'reason', e)}): check that this runtime "
+                          "is connected to the internet, then run this cell again") from None
+    print(f"  {len(data) / 1e6:.1f} MB, unpacked into {folder}")
+
+
+def _install(package):
+    print(f"Installing the grader ({package}), about 30 s:\n  collecting", end="", flush=True)
+    start, lines = time.time(), []
+    pip = subprocess.Popen([sys.executable, "-m", "pip", "install", "--progress-bar", "off", package],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for line in pip.stdout:                               # one word per package, as pip gets it
+        lines.append(line.strip())
+        if line.startswith(("Collecting ", "Processing ")):
+            name = re.split(r"[-<>=!~\[ ;(]", os.path.basename(line.split()[1]))[0]
+            print(" " + name, end="", flush=True)
+    if pip.wait() != 0:
+        error = next((x for x in reversed(lines) if x.startswith("ERROR")), lines[-1] if lines else "")
+        raise SetupFailed(f"installing the grader failed ({error}): check that this runtime is "
+                          "connected to the internet, then run this cell again")
+    print(f"\n  installed in {time.time() - start:.0f} s")
+
+
+try:
+    _shell = get_ipython()
+    _shell.set_custom_exc((NameError,), _needs_setup)      # until this cell has worked
+except NameError:                                         # plain Python, not Jupyter
+    _shell = None
+if "google.colab" in sys.modules:                         # Colab: fetch the course once
+    _root = os.path.abspath("transformer-course")
+    if not os.path.isdir(os.path.join(_root, "notebooks", "tests", NOTEBOOK)):
+        _download(os.environ.get("COURSE_URL") or COURSE_URL, _root)
+else:                                                     # a clone or an unpacked bundle
+    _root = next((os.path.abspath(f) for f in (".", "..") if os.path.isdir(os.path.join(f, "course"))), None)
 if _root and _root not in sys.path:
     sys.path.insert(0, _root)
 try:
     import otter
-except ImportError:                                              # Colab: install the grader once
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "otter-grader==7.0.0"], check=True)
+except ImportError:                                       # Colab: install the grader once
+    _install(GRADER)
     import otter
 
-import math
-import numpy as np
-import matplotlib.pyplot as plt
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-from tqdm.auto import tqdm
-from course import *
-from course.training import Seed, Steps
+try:
+    import math
+    import numpy as np
+    import matplotlib.pyplot as plt
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from tqdm.auto import tqdm
+    from course import *
+    from course.training import Seed, Steps
+except ModuleNotFoundError as e:
+    raise SetupFailed(f"Python cannot find {e.name}: " + (
+        "start Jupyter in the course folder (the one that holds course/) or open this notebook on Colab"
+        if e.name == "course" else f"install it (pip install {e.name}), then run this cell again")) from None
 
 _tests = [os.path.join(folder, "notebooks", "tests", NOTEBOOK) for folder in filter(None, [_root])]
 _tests += [os.path.join("tests", NOTEBOOK)]
 grader = otter.Notebook(tests_dir=next((t for t in _tests if os.path.isdir(t)), _tests[-1]))
-print(f"Ready: torch {{torch.__version__}}, running on {{device}}.")'''
+if _shell:
+    _shell.set_custom_exc((), None)
+print(f"Ready: torch {torch.__version__}, running on {device}.")"""
 
 GIVEN_EARLIER_HEADER = '''\
 # GIVEN: reference answers from the earlier notebooks, so that this week starts from working code.
@@ -311,13 +366,24 @@ def write_if_changed(nb: nbformat.NotebookNode, path: Path) -> bool:
     return True
 
 
-def prepare_master(name: str) -> bool:
-    """Rewrite the build-owned cells of one master; True if the file changed."""
+def setup_code(name: str, settings: publish.Publish) -> str:
+    """The source of `name`'s setup cell, downloading the bundle from course.toml's address."""
+    return string.Template(SETUP_TEMPLATE).substitute(name=name, url=settings.bundle)
+
+
+def prepare_master(name: str, settings: publish.Publish | None = None) -> bool:
+    """Rewrite the build-owned cells of one master; True if the file changed. The first cell after
+    otter's config cell is the "Open in Colab" badge (tagged `colab`), added if it is missing."""
+    settings = settings or publish.load()
     nb = read_master(name)
+    if not any("colab" in _tags(c) for c in nb.cells):
+        nb.cells.insert(1, nbformat.v4.new_markdown_cell(metadata={"tags": ["colab"]}))
     for cell in nb.cells:
         tags = _tags(cell)
-        if "setup" in tags:
-            cell["source"] = SETUP_TEMPLATE.format(name=name, url=RELEASE_URL)
+        if "colab" in tags:
+            cell["source"] = settings.badge(name)
+        elif "setup" in tags:
+            cell["source"] = setup_code(name, settings)
         elif "given-earlier" in tags:
             cell["source"] = given_earlier_code(name)
         elif "points" in tags:
@@ -363,7 +429,7 @@ def assign(name: str) -> list[str]:
 
         BUILD.mkdir(parents=True, exist_ok=True)
         for z in (dist / "autograder").glob("*.zip"):
-            complete_autograder_zip(z, BUILD / f"{name}-autograder.zip")
+            complete_autograder_zip(z, BUILD / f"{name}-autograder.zip", name)
         filled = normalize(nbformat.read(dist / "autograder" / f"{name}.ipynb", as_version=4), name[:2])
         write_if_changed(filled, BUILD / f"{name}-solution.ipynb")
     return changed
@@ -373,6 +439,14 @@ def assign(name: str) -> list[str]:
 GRADING_PACKAGES = ("torch", "numpy", "matplotlib", "requests", "tqdm")
 # Set in the grading container: train for a few steps only (as `course grade` does) and plot off-screen.
 GRADING_ENV = {"COURSE_QUICK": "1", "MPLBACKEND": "Agg"}
+# torch from PyPI is the CUDA build (its Linux wheel pulls in about 2.2 GB of CUDA libraries: see
+# README "Gradescope"); Gradescope's containers have no GPU, so the zip asks for the CPU wheel.
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+# Otter's autograder settings added to the zip's otter_config.json: the per-question results
+# (scores, hints of failed hidden tests) become visible to students once the grades are published.
+GRADESCOPE_CONFIG = {"show_hidden": True}
+# The course's check before and after Otter in run_autograder (autograder/submission_check.py).
+CHECK_FILES = ("submission_check.py", "notebook_info.py")
 
 
 def pinned(packages: tuple[str, ...] = GRADING_PACKAGES) -> list[str]:
@@ -384,35 +458,86 @@ def pinned(packages: tuple[str, ...] = GRADING_PACKAGES) -> list[str]:
     return [pins[p] for p in packages]
 
 
-def complete_autograder_zip(src: Path, dst: Path) -> None:
+def gradescope_pip() -> list[str]:
+    """The pip lines of the zip's environment: the CPU index, then the pins with torch's CPU build."""
+    return [f"--extra-index-url={TORCH_CPU_INDEX}"] + [
+        f"{p}+cpu" if p.startswith("torch==") else p for p in pinned()]
+
+
+def check_config(name: str) -> dict:
+    """submission_check.json: this week's name, the course's notebooks by prefix, and the student
+    notebook's given code cells (what recognises this week's notebook without its metadata)."""
+    given = []
+    path = NOTEBOOKS / f"{name}.ipynb"
+    if path.exists():
+        nb = nbformat.read(path, as_version=4)
+        given = [_source(c) for c in nb.cells if c.cell_type == "code" and len(_source(c).strip()) >= 80]
+    return {"name": name, "known": {n[:2]: n for n in NAMES}, "given": given}
+
+
+RUN_CHECKED = """\
+python /autograder/source/submission_check.py before /autograder
+if [ $? -eq 10 ]; then exit 0; fi           # another week's notebook: results.json says so
+python /autograder/source/run_otter.py
+status=$?
+python /autograder/source/submission_check.py after /autograder
+exit $status
+"""
+
+
+def complete_autograder_zip(src: Path, dst: Path, name: str | None = None) -> None:
     """Copy otter's autograder zip from `src` to `dst`, adding what the notebooks need to run in
     a Gradescope container: the `course` package (under files/, which otter copies next to the
-    submission), the pinned packages in environment.yml, and GRADING_ENV in run_autograder.
+    submission), the pinned packages with torch's CPU build in environment.yml, GRADESCOPE_CONFIG
+    in otter_config.json, and in run_autograder GRADING_ENV and the course's check around Otter
+    (autograder/submission_check.py, with `check_config(name)`).
     The stories are downloaded in the container, as on a student's machine."""
     dst.parent.mkdir(parents=True, exist_ok=True)
     tmp = dst.with_suffix(".zip.part")
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zout:
+        name = name or json.loads(zin.read("otter_config.json"))["assignment_name"]
         for item in zin.infolist():
             data = zin.read(item)
             if item.filename == "environment.yml":
                 env = yaml.safe_load(data)
                 pip = next(d for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)["pip"]
-                pip.extend(p for p in pinned() if p not in pip)
+                pip.extend(p for p in gradescope_pip() if p not in pip)
                 data = yaml.safe_dump(env, sort_keys=False).encode()
+            elif item.filename == "otter_config.json":
+                config = json.loads(data)
+                data = (json.dumps({**config, **GRADESCOPE_CONFIG}, indent=2) + "\n").encode()
             elif item.filename == "run_autograder":
                 exports = "".join(f"export {k}={v}\n" for k, v in GRADING_ENV.items())
-                data = data.decode().replace("python ", exports + "python ", 1).encode()
+                text = data.decode()
+                line = next(ln for ln in text.splitlines() if ln.startswith("python "))
+                data = text.replace(line + "\n" if line + "\n" in text else line,
+                                    exports + RUN_CHECKED, 1).encode()
             zout.writestr(item, data)
         package = ROOT / "course"
         for path in sorted(package.rglob("*.py")):
             zout.write(path, f"files/course/{path.relative_to(package).as_posix()}")
+        for file in CHECK_FILES:
+            zout.write(AUTOGRADER / file, file)
+        zout.writestr("submission_check.json", json.dumps(check_config(name), indent=1) + "\n")
     tmp.replace(dst)
+
+
+def write_readme_badges(settings: publish.Publish, readme: Path = ROOT / "README.md") -> bool:
+    """Write the table of "Open in Colab" badges (every master) into README.md; True if it changed."""
+    text = readme.read_text()
+    new = publish.with_badge_table(text, settings, masters())
+    if new != text:
+        readme.write_text(new)
+    return new != text
 
 
 def build(names: list[str] | None = None, workers: int = 2) -> list[str]:
     """Build the named masters (default: all); returns the committed paths that changed."""
     names = names or masters()
-    changed = [f"solutions/{n}.ipynb" for n in names if prepare_master(n)]
+    settings = publish.load()
+    changed = [f"solutions/{n}.ipynb" for n in names if prepare_master(n, settings)]
+    if write_readme_badges(settings):
+        changed.append("README.md")
     with ThreadPoolExecutor(workers) as pool:
         for paths in pool.map(assign, names):
             changed.extend(paths)
@@ -431,7 +556,11 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in args.notebooks if n not in NAMES]
     if unknown:
         parser.error(f"unknown notebook(s) {unknown}; choose from {NAMES}")
-    changed = build(args.notebooks or None)
+    try:
+        changed = build(args.notebooks or None)
+    except publish.ConfigError as exc:
+        print(f"course build: {exc}", file=sys.stderr)
+        return 2
     for path in changed:
         print(f"updated {path}")
     print(f"built {len(args.notebooks or masters())} notebook(s); {len(changed)} file(s) changed")
