@@ -1,0 +1,155 @@
+"""One PDF per student of the answers graded by hand, to grade them on Gradescope.
+
+    python -m autograder.gradescope_pdf DIR [--pdfs FOLDER] [--assignment NN_name]
+
+``DIR`` is the ``--out`` folder of ``course grade`` run on the class's submissions (for a class on
+Gradescope: the notebooks of Gradescope's *Export Submissions*). For every submission this writes
+``FOLDER/<file-stem>.pdf`` (default ``DIR/gradescope_pdfs``): a first page naming the file and the
+student's id, then each question graded by hand on a page of its own, in the notebook's order,
+with its prompt and the student's answer as the hand-grading pages show it (the markdown, the
+code, what it printed, and the figures the grader drew while running the notebook; for a skipped
+cell, the outputs saved in the notebook). So page 2 is the first manual question, page 3 the
+second and so on, unless an answer runs over a page. ``pages.csv`` lists each PDF's pages.
+
+Why not Otter's own PDF export: Otter exports the notebook as saved (LaTeX or Playwright's
+Chromium, neither in ``requirements.txt``) and uploads it to Gradescope only with an instructor's
+API token stored in the autograder zip; figures of cells the student never ran are missing. Here
+the figures come from the grader's own run, and the PDF is made by the headless Chromium the
+report checks already use (``chromium --print-to-pdf``); the pages it prints are the course's
+own HTML, with a Content-Security-Policy that lets no script run and no file load.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import html
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from . import manual
+from .assignment import load
+from .report import Result, num, student_id
+
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+PAGE_STYLE = """
+@page{size:A4;margin:14mm}
+.page{break-before:page}
+.cover h1{font-size:1.4em}
+.answer{border:none;padding:0}
+"""
+
+
+def find_chromium() -> str | None:
+    return next((p for p in map(shutil.which, CHROMIUM_NAMES) if p), None)
+
+
+def load_results(out: Path) -> list[Result]:
+    """The submissions of a ``course grade`` folder as the hand-grading pages read them."""
+    results = []
+    for path in sorted((out / "results").glob("*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        results.append(Result(
+            file=doc["file"], stem=path.stem, status=doc.get("grading_status", ""),
+            answers=doc.get("manual_answers") or {},
+            figures=[(int(f["cell"]), str(f["file"])) for f in doc.get("figures", [])],
+            figure_notes=[(int(f["cell"]), str(f["note"])) for f in doc.get("figure_notes", [])],
+            cell_outputs={int(k): v for k, v in (doc.get("answer_outputs") or {}).items()}))
+    return sorted(results, key=lambda r: r.file)
+
+
+def student_html(out: Path, assignment: str, questions: list, prompts: dict[str, str], r: Result) -> str:
+    """One student's manual answers, one question per page (the hand-grading page's pieces)."""
+    esc = html.escape
+    parts = ["<!doctype html><html><head><meta charset='utf-8'>",
+             f"<meta http-equiv='Content-Security-Policy' content=\"{manual.CSP}\">",
+             f"<title>{esc(assignment)}: {esc(r.file)}</title>",
+             f"<style>{manual.STYLE}{PAGE_STYLE}</style></head><body>",
+             f"<section class='cover'><h1>{esc(assignment)}: answers graded by hand</h1>",
+             f"<p>{esc(r.file)}</p><p>id {esc(student_id(r.file)) or '-'}</p><ol>"]
+    parts += [f"<li>page {k}: {esc(q.name)} ({num(q.points)} points)</li>"
+              for k, q in enumerate(questions, 2)]
+    parts.append("</ol></section>")
+    for q in questions:
+        parts.append(f"<section class='page'><h2>{esc(q.name)} ({num(q.points)} points)</h2>")
+        prompt = prompts.get(q.name, "")
+        shown = esc(prompt) if prompt else "(the prompt is in the notebook)"
+        parts.append(f"<div class='prompt'>{shown}</div>")
+        parts.append(manual._answer_html(out, q.name, r, 0, q.points))
+        parts.append("</section>")
+    parts.append("</body></html>\n")
+    return "".join(parts)
+
+
+def print_pdf(chromium: str, page: Path, pdf: Path, profile: Path, timeout: float = 120) -> None:
+    """``page`` printed to ``pdf`` by headless Chromium."""
+    done = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                           "--disable-dev-shm-usage", "--no-pdf-header-footer",
+                           f"--user-data-dir={profile}", f"--print-to-pdf={pdf}", page.as_uri()],
+                          capture_output=True, text=True, timeout=timeout)
+    if not pdf.is_file() or not pdf.read_bytes().startswith(b"%PDF"):
+        raise RuntimeError(f"Chromium wrote no PDF for {page.name}: {done.stderr[-1000:]}")
+
+
+def page_count(pdf: Path) -> int:
+    """Pages of a PDF as Chromium writes it (each page object is written out, uncompressed)."""
+    return len(re.findall(rb"/Type\s*/Page\b(?!s)", pdf.read_bytes()))
+
+
+def write_pdfs(out: Path, dest: Path, chromium: str, assignment: str | None = None) -> list[Path]:
+    """``dest/<stem>.pdf`` for every submission in ``out`` and ``dest/pages.csv``; ``assignment``:
+    the name or folder given to ``course grade`` (default: the name in ``out/questions.json``)."""
+    info = json.loads((out / "questions.json").read_text(encoding="utf-8"))
+    asg = load(assignment or info["assignment"])
+    questions = [q for q in asg.questions if q.manual]
+    if not questions:
+        raise SystemExit(f"{asg.name} has no questions graded by hand")
+    prompts = manual.prompts(manual.blank_notebook(asg), asg)
+    dest.mkdir(parents=True, exist_ok=True)
+    written, rows = [], []
+    with tempfile.TemporaryDirectory(prefix="gradescope-pdf-") as tmp:
+        tmp_path = Path(tmp)
+        for r in load_results(out):
+            page = tmp_path / f"{r.stem}.html"
+            page.write_text(student_html(out, asg.name, questions, prompts, r), encoding="utf-8",
+                            errors="replace")
+            pdf = dest / f"{r.stem}.pdf"
+            print_pdf(chromium, page, pdf, tmp_path / "profile")
+            written.append(pdf)
+            rows.append([r.file, student_id(r.file), pdf.name, page_count(pdf), r.status])
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(["file", "id", "pdf", "pages", "grading_status"])
+    writer.writerows(rows)
+    (dest / "pages.csv").write_text(buf.getvalue(), encoding="utf-8")
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m autograder.gradescope_pdf",
+                                description=__doc__.split("\n")[0])
+    p.add_argument("out", type=Path, metavar="DIR", help="the --out folder of course grade")
+    p.add_argument("--assignment", default=None, metavar="NN_name",
+                   help="as given to course grade, when not one of the course's notebooks")
+    p.add_argument("--pdfs", type=Path, default=None, metavar="FOLDER",
+                   help="where the PDFs go (default DIR/gradescope_pdfs)")
+    args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    if not (args.out / "questions.json").is_file():
+        p.error(f"{args.out} is not a course grade output folder (no questions.json)")
+    chromium = find_chromium()
+    if chromium is None:
+        print("headless Chromium is needed to print the PDFs: apt-get install chromium", file=sys.stderr)
+        return 2
+    dest = args.pdfs or args.out / "gradescope_pdfs"
+    pdfs = write_pdfs(args.out, dest, chromium, args.assignment)
+    print(f"wrote {len(pdfs)} PDFs and pages.csv to {dest}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
