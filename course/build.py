@@ -1,9 +1,11 @@
 """`course build`: the master notebooks in solutions/ -> student notebooks, public tests, autograder.
 
 For every master, in order:
-1. Rewrite the cells the build owns (tagged `setup`, `given-earlier`, `points`), so that every
-   notebook sets itself up the same way, gives the earlier weeks' answers as GIVEN code, and states
-   its points. The master is saved back only if something changed.
+1. Rewrite the cells the build owns (tagged `colab`, `setup`, `given-earlier`, `points`), so that
+   every notebook opens with its "Open in Colab" badge, sets itself up the same way (downloading
+   the course from the address in course.toml on Colab), gives the earlier weeks' answers as GIVEN
+   code, and states its points. The master is saved back only if something changed. README.md's
+   table of badges is written from course.toml too (course/publish.py).
 2. Run `otter assign` on a copy, then place its output:
      notebooks/NN_name.ipynb            the student notebook
      notebooks/tests/NN_name/qN.py      public tests (what grader.check runs)
@@ -21,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import string
 import subprocess
 import sys
 import tempfile
@@ -32,8 +35,8 @@ from pathlib import Path
 import nbformat
 import yaml
 
+from . import publish
 from .nbgrader_course import build_nbgrader
-from .release import RELEASE_URL
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
@@ -51,49 +54,101 @@ NAMES = ["01_no_talking", "02_with_position", "03_attention", "04_head", "05_mul
 # so nothing the notebook defines later can change what it does.
 NAMESPACES = {"09_gpt": "page"}
 
-SETUP_TEMPLATE = '''\
-# GIVEN: setup. Run this cell first. On your own computer it finds the course next to this
-# notebook; on Google Colab it downloads the course bundle and the grader the first time.
-NOTEBOOK = "{name}"
-COURSE_URL = "{url}"
+SETUP_TEMPLATE = r"""# GIVEN: setup. Run this cell first. On your own computer it finds the course
+# next to this notebook; on Google Colab it downloads the course and installs the grader (once,
+# about 30 s). If something is missing it says what in one sentence and stops "Run all" here: do
+# what it says, then run this cell again.
+NOTEBOOK = "$name"
+COURSE_URL = "$url"
+GRADER = "otter-grader==7.0.0"
 
-import io, os, subprocess, sys, urllib.request, zipfile
+import io, os, re, shutil, subprocess, sys, time, urllib.error, urllib.request, zipfile
 
-def _course_root():
-    if "google.colab" in sys.modules:                            # Colab: fetch the course once
-        folder = os.path.abspath("transformer-course")
-        if not os.path.isdir(os.path.join(folder, "course")):
-            data = urllib.request.urlopen(os.environ.get("COURSE_URL", COURSE_URL)).read()
-            zipfile.ZipFile(io.BytesIO(data)).extractall(folder)
-        return folder
-    for folder in (".", ".."):                                   # a clone or an unpacked bundle
-        if os.path.isdir(os.path.join(folder, "course")):
-            return os.path.abspath(folder)
-    return None
 
-_root = _course_root()
+class SetupFailed(Exception):
+    def _render_traceback_(self):                         # Jupyter shows the sentence, no traceback
+        return [f"Setup failed: {self}"]
+
+
+def _needs_setup(shell, etype, value, tb, tb_offset=None):   # a later cell, before this one worked
+    message = f"{etype.__name__}: {value}. The setup cell has not worked yet: run it, do what it says."
+    shell._showtraceback(etype, value, [message])
+
+
+def _download(url, folder):
+    print(f"Downloading the course from {url} ...", flush=True)
+    try:
+        data = urllib.request.urlopen(url, timeout=60).read()
+        shutil.rmtree(folder, ignore_errors=True)
+        zipfile.ZipFile(io.BytesIO(data)).extractall(folder)
+    except urllib.error.HTTPError as e:
+        raise SetupFailed(f"the course is not at {url} (the server says {e.code} {e.reason}): this "
+                          "notebook's address is wrong or not published yet; tell your instructor") from None
+    except zipfile.BadZipFile:
+        raise SetupFailed(f"{url} did not send the course (not a zip file); tell your instructor") from None
+    except OSError as e:                                  # offline, a wrong host name, a time-out
+        raise SetupFailed(f"cannot reach {url} ({getattr(e, 'reason', e)}): check that this runtime "
+                          "is connected to the internet, then run this cell again") from None
+    print(f"  {len(data) / 1e6:.1f} MB, unpacked into {folder}")
+
+
+def _install(package):
+    print(f"Installing the grader ({package}), about 30 s:\n  collecting", end="", flush=True)
+    start, lines = time.time(), []
+    pip = subprocess.Popen([sys.executable, "-m", "pip", "install", "--progress-bar", "off", package],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for line in pip.stdout:                               # one word per package, as pip gets it
+        lines.append(line.strip())
+        if line.startswith(("Collecting ", "Processing ")):
+            name = re.split(r"[-<>=!~\[ ;(]", os.path.basename(line.split()[1]))[0]
+            print(" " + name, end="", flush=True)
+    if pip.wait() != 0:
+        error = next((x for x in reversed(lines) if x.startswith("ERROR")), lines[-1] if lines else "")
+        raise SetupFailed(f"installing the grader failed ({error}): check that this runtime is "
+                          "connected to the internet, then run this cell again")
+    print(f"\n  installed in {time.time() - start:.0f} s")
+
+
+try:
+    _shell = get_ipython()
+    _shell.set_custom_exc((NameError,), _needs_setup)      # until this cell has worked
+except NameError:                                         # plain Python, not Jupyter
+    _shell = None
+if "google.colab" in sys.modules:                         # Colab: fetch the course once
+    _root = os.path.abspath("transformer-course")
+    if not os.path.isdir(os.path.join(_root, "notebooks", "tests", NOTEBOOK)):
+        _download(os.environ.get("COURSE_URL") or COURSE_URL, _root)
+else:                                                     # a clone or an unpacked bundle
+    _root = next((os.path.abspath(f) for f in (".", "..") if os.path.isdir(os.path.join(f, "course"))), None)
 if _root and _root not in sys.path:
     sys.path.insert(0, _root)
 try:
     import otter
-except ImportError:                                              # Colab: install the grader once
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "otter-grader==7.0.0"], check=True)
+except ImportError:                                       # Colab: install the grader once
+    _install(GRADER)
     import otter
 
-import math
-import numpy as np
-import matplotlib.pyplot as plt
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-from tqdm.auto import tqdm
-from course import *
-from course.training import Seed, Steps
+try:
+    import math
+    import numpy as np
+    import matplotlib.pyplot as plt
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from tqdm.auto import tqdm
+    from course import *
+    from course.training import Seed, Steps
+except ModuleNotFoundError as e:
+    raise SetupFailed(f"Python cannot find {e.name}: " + (
+        "start Jupyter in the course folder (the one that holds course/) or open this notebook on Colab"
+        if e.name == "course" else f"install it (pip install {e.name}), then run this cell again")) from None
 
 _tests = [os.path.join(folder, "notebooks", "tests", NOTEBOOK) for folder in filter(None, [_root])]
 _tests += [os.path.join("tests", NOTEBOOK)]
 grader = otter.Notebook(tests_dir=next((t for t in _tests if os.path.isdir(t)), _tests[-1]))
-print(f"Ready: torch {{torch.__version__}}, running on {{device}}.")'''
+if _shell:
+    _shell.set_custom_exc((), None)
+print(f"Ready: torch {torch.__version__}, running on {device}.")"""
 
 GIVEN_EARLIER_HEADER = '''\
 # GIVEN: reference answers from the earlier notebooks, so that this week starts from working code.
@@ -311,13 +366,24 @@ def write_if_changed(nb: nbformat.NotebookNode, path: Path) -> bool:
     return True
 
 
-def prepare_master(name: str) -> bool:
-    """Rewrite the build-owned cells of one master; True if the file changed."""
+def setup_code(name: str, settings: publish.Publish) -> str:
+    """The source of `name`'s setup cell, downloading the bundle from course.toml's address."""
+    return string.Template(SETUP_TEMPLATE).substitute(name=name, url=settings.bundle)
+
+
+def prepare_master(name: str, settings: publish.Publish | None = None) -> bool:
+    """Rewrite the build-owned cells of one master; True if the file changed. The first cell after
+    otter's config cell is the "Open in Colab" badge (tagged `colab`), added if it is missing."""
+    settings = settings or publish.load()
     nb = read_master(name)
+    if not any("colab" in _tags(c) for c in nb.cells):
+        nb.cells.insert(1, nbformat.v4.new_markdown_cell(metadata={"tags": ["colab"]}))
     for cell in nb.cells:
         tags = _tags(cell)
-        if "setup" in tags:
-            cell["source"] = SETUP_TEMPLATE.format(name=name, url=RELEASE_URL)
+        if "colab" in tags:
+            cell["source"] = settings.badge(name)
+        elif "setup" in tags:
+            cell["source"] = setup_code(name, settings)
         elif "given-earlier" in tags:
             cell["source"] = given_earlier_code(name)
         elif "points" in tags:
@@ -468,7 +534,10 @@ def write_readme_badges(settings: publish.Publish, readme: Path = ROOT / "README
 def build(names: list[str] | None = None, workers: int = 2) -> list[str]:
     """Build the named masters (default: all); returns the committed paths that changed."""
     names = names or masters()
-    changed = [f"solutions/{n}.ipynb" for n in names if prepare_master(n)]
+    settings = publish.load()
+    changed = [f"solutions/{n}.ipynb" for n in names if prepare_master(n, settings)]
+    if write_readme_badges(settings):
+        changed.append("README.md")
     with ThreadPoolExecutor(workers) as pool:
         for paths in pool.map(assign, names):
             changed.extend(paths)
@@ -487,7 +556,11 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in args.notebooks if n not in NAMES]
     if unknown:
         parser.error(f"unknown notebook(s) {unknown}; choose from {NAMES}")
-    changed = build(args.notebooks or None)
+    try:
+        changed = build(args.notebooks or None)
+    except publish.ConfigError as exc:
+        print(f"course build: {exc}", file=sys.stderr)
+        return 2
     for path in changed:
         print(f"updated {path}")
     print(f"built {len(args.notebooks or masters())} notebook(s); {len(changed)} file(s) changed")

@@ -361,6 +361,8 @@ def source_notebook(name: str, master=None):
             question["cases"].append(parse_test_cell(text))
             continue
 
+        if "colab" in _tags(cell):                # the Otter notebook's Colab badge: not on a hub
+            continue
         if "setup" in _tags(cell):
             n_locked += 1
             cells.append(_new(cell, SETUP.format(name=name), _meta(f"given_{n_locked:02d}", locked=True)))
