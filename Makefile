@@ -44,8 +44,17 @@ build: $(VENV)/.stamp
 solutions: $(VENV)/.stamp $(STORIES)
 	$(PY) -m course solutions
 
+# The public repository's tree (course/release.py), up to the notebook students get this week:
+#   make release UPTO=03_attention [OUT=../course-public]
+# Every notebook at once gives away their answers: `course release OUT --all`, on purpose.
+OUT ?= dist/public
 release: $(VENV)/.stamp
-	$(PY) -m course release dist
+	@if [ -z "$(UPTO)" ]; then \
+		echo "make release UPTO=NN_name: the last notebook students get (e.g. UPTO=03_attention);"; \
+		echo "each notebook's GIVEN cells hold the earlier ones' answers. Writes OUT=$(OUT)."; \
+		exit 2; \
+	fi
+	$(PY) -m course release "$(OUT)" --upto "$(UPTO)"
 
 clean:
 	rm -rf $(VENV) autograder/build runs grading dist

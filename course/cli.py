@@ -4,7 +4,7 @@
     course grade SUBMISSION... --assignment NN_name --out DIR [--gradebook CANVAS.csv]
     course manual DIR FILLED.csv [--gradebook CANVAS.csv]   merge hand-graded points into DIR
     course solutions [--quick] [NOTEBOOK...]
-    course release OUT [--upto NN]   the student bundle for Colab
+    course release OUT --upto NN_name | --all   the public repository's tree for Colab
     course data --from FILE          put a local TinyStories text file into the data cache
 """
 from __future__ import annotations
@@ -18,17 +18,45 @@ USAGE = __doc__
 def _release(argv: list[str]) -> int:
     import argparse
 
-    from .release import write_bundle
+    from .publish import ConfigError, load
+    from .release import ReleaseError, built_names, given_away, released_names, write_release
 
-    parser = argparse.ArgumentParser(prog="course release",
-                                     description="Write the student bundle OUT/course-student.zip.")
-    parser.add_argument("out", type=Path)
-    parser.add_argument("--upto", metavar="NN_name",
-                        help="release the notebooks up to this one only (each notebook gives the "
-                             "earlier ones' answers, so release one week at a time)")
+    parser = argparse.ArgumentParser(
+        prog="course release",
+        description="Write into OUT the tree of the public repository students open the notebooks "
+                    "from: the student notebooks up to one of them, their public tests, the course "
+                    "package, a README with Colab badges, and course-student.zip.")
+    parser.add_argument("out", type=Path, help="a clone of the public repository (or an empty folder)")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--upto", metavar="NN_name",
+                       help="the last notebook students get, named exactly (e.g. 03_attention)")
+    which.add_argument("--all", action="store_true",
+                       help="every notebook: gives away the answers of all but the last one")
     args = parser.parse_args(argv)
-    path = write_bundle(args.out, upto=args.upto)
-    print(f"wrote {path} ({path.stat().st_size:,} bytes)")
+    if args.upto is None and not args.all:
+        print("course release: say which notebooks to release: --upto NN_name (the last one students "
+              "get; each notebook's GIVEN cells hold the answers of the earlier ones) or --all. "
+              "Notebooks: " + ", ".join(built_names()), file=sys.stderr)
+        return 2
+    try:
+        names = released_names(args.upto, args.all)
+        written = write_release(args.out, names)
+    except (ReleaseError, ConfigError) as exc:
+        print(f"course release: {exc}", file=sys.stderr)
+        return 2
+    bundle = args.out / "course-student.zip"
+    print(f"released {len(names)} notebook(s), {names[0]} to {names[-1]}, into {args.out}: "
+          f"{len(written)} files, {bundle} ({bundle.stat().st_size:,} bytes)")
+    away = given_away(names)
+    if away:
+        label = "WARNING: releasing every notebook gives away" if args.all else "This release gives away"
+        print(f"{label} the reference answers of {len(away)} notebook(s), in the GIVEN cells of the "
+              "later ones:")
+        for name, defined in away:
+            print(f"  {name}: {', '.join(defined)}")
+    settings = load()
+    print(f"Next: commit and push {args.out} to github.com/{settings.repository} (branch "
+          f"{settings.branch}); the setup cells download {settings.bundle}")
     return 0
 
 

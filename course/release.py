@@ -1,28 +1,42 @@
-"""Where students' notebooks fetch the course from, and `course release OUT`, which makes that bundle.
+"""`course release OUT`: what the public place needs, and nothing of the private repository.
 
-The bundle (course-student.zip) holds the student notebooks, their public tests, the `course`
-package and a student README: never the solutions, the hidden tests or the grader.
+OUT becomes the tree of the public repository that students open the notebooks from
+(course.toml's `repository`):
+
+    OUT/README.md              the student README, with an "Open in Colab" badge per notebook
+    OUT/course-student.zip     the bundle the setup cell downloads on Colab (course.toml's address)
+    OUT/notebooks/NN_name.ipynb, OUT/notebooks/tests/NN_name/   student notebooks, public tests
+    OUT/course/                the course package (so a clone of the public repository runs too)
+
+Never the solutions, the hidden tests or the grader. Each notebook's GIVEN cells hold the reference
+answers of the earlier notebooks, so a release names the last notebook students get (`upto`).
 """
 from __future__ import annotations
 
+import shutil
 import zipfile
 from pathlib import Path
 
-# The one setting: the address the setup cell of every notebook downloads the bundle from on Colab.
-# `course build` writes it into the notebooks; change it here and rebuild to move the course.
-RELEASE_URL = ("https://github.com/transformer-from-scratch/course/releases/latest/download/"
-               "course-student.zip")
-BUNDLE_NAME = "course-student.zip"
+from . import publish
+from .publish import BUNDLE_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
+# What a release owns in OUT: written anew each time (anything else there, .git included, is kept).
+OWNED = ("README.md", BUNDLE_NAME, "course", "notebooks")
 
 STUDENT_README = """\
-# Transformer from Scratch: student bundle
+# Transformer from Scratch: the student notebooks
 
-Open the notebooks in `notebooks/` in order, in Jupyter or on Google Colab, and run the first
-cell of each (it sets everything up). After each exercise, `grader.check("qN")` runs the public
-checks for it. Your instructor grades your work with more checks than these, so passing the public
-checks means your shapes and basic behaviour are right, not that everything is.
+Open the notebooks in order, on Google Colab (the badges below) or in Jupyter, and run the first
+cell of each: it sets everything up (on Colab it downloads the course and installs the grader, about
+30 s the first time). After each exercise, `grader.check("qN")` runs the public checks for it. Your
+instructor grades your work with more checks than these, so passing the public checks means your
+shapes and basic behaviour are right, not that everything is.
+
+{badges}
+
+If the first cell fails it says why in one sentence, and "Run all" stops there: do what it says and
+run it again (the later cells need it).
 
 On your own computer you need Python 3.10 or newer and
 
@@ -41,38 +55,96 @@ or point the environment variable COURSE_STORIES_FILE at it. Trained stories mod
 """
 
 
-def _released(path: Path, upto: str | None) -> bool:
-    """Is this notebook (or its tests folder) part of a release up to notebook `upto`?"""
-    name = path.stem if path.suffix == ".ipynb" else path.parent.name
-    return upto is None or name[:2] <= upto[:2]
+class ReleaseError(ValueError):
+    """A release that would go wrong: an unknown notebook, or OUT is the private repository."""
 
 
-def bundle_files(root: Path = ROOT, upto: str | None = None) -> list[tuple[Path, str]]:
-    """(file on disk, name in the bundle) for everything that goes to students, sorted.
+def built_names(root: Path = ROOT) -> list[str]:
+    """The student notebooks there are, in course order (their NN_ prefix)."""
+    return sorted(p.stem for p in (root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
-    With `upto` (e.g. "03_attention") only the notebooks up to that one are included: each
-    notebook gives the earlier ones' answers as GIVEN code, so release them one week at a time.
-    """
-    files = []
-    for path in sorted((root / "course").rglob("*.py")):
-        files.append((path, path.relative_to(root).as_posix()))
-    for path in sorted((root / "notebooks").rglob("*")):
-        if path.is_file() and path.suffix in (".ipynb", ".py") and "__pycache__" not in path.parts \
-                and ".ipynb_checkpoints" not in path.parts and _released(path, upto):
-            files.append((path, path.relative_to(root).as_posix()))
+
+def released_names(upto: str | None, everything: bool = False, root: Path = ROOT) -> list[str]:
+    """The notebooks of a release up to and including `upto` (an exact NN_name), or all of them."""
+    names = built_names(root)
+    if everything:
+        return names
+    if upto not in names:
+        raise ReleaseError(f"--upto must name a notebook exactly, not {upto!r}; one of: "
+                           + ", ".join(names))
+    return names[:names.index(upto) + 1]
+
+
+def given_away(names: list[str]) -> list[tuple[str, list[str]]]:
+    """(earlier notebook, the names it asks students to write) for every notebook whose reference
+    answers a release of `names` shows as GIVEN code: all but the last one's."""
+    from .build import defined_names, reference_code
+
+    return [(name, [d for code in reference_code(name) for d in defined_names(code)])
+            for name in names[:-1]]
+
+
+def student_readme(names: list[str], settings: publish.Publish) -> str:
+    return STUDENT_README.format(badges=publish.badge_table(settings, names))
+
+
+def bundle_files(root: Path = ROOT, names: list[str] | None = None) -> list[tuple[Path, str]]:
+    """(file on disk, name in the release) for everything that goes to students, sorted: the course
+    package, and the student notebooks `names` (default: all) with their public tests."""
+    names = built_names(root) if names is None else names
+    files = [(path, path.relative_to(root).as_posix()) for path in sorted((root / "course").rglob("*.py"))]
+    for name in names:
+        files.append((root / "notebooks" / f"{name}.ipynb", f"notebooks/{name}.ipynb"))
+        tests = root / "notebooks" / "tests" / name
+        files += [(path, path.relative_to(root).as_posix()) for path in sorted(tests.rglob("*.py"))
+                  if "__pycache__" not in path.parts]
     return files
 
 
-def write_bundle(out_dir: Path, root: Path = ROOT, upto: str | None = None) -> Path:
+def write_bundle(out_dir: Path, root: Path = ROOT, names: list[str] | None = None,
+                 readme: str | None = None) -> Path:
     """Write out_dir/course-student.zip; the same inputs give the same bytes (fixed dates, sorted)."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    names = built_names(root) if names is None else names
+    readme = student_readme(names, publish.load()) if readme is None else readme
     target = out_dir / BUNDLE_NAME
-    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
-        entries = [(None, "README.md")] + bundle_files(root, upto)
-        for path, name in entries:
+    part = target.with_suffix(".zip.part")
+    with zipfile.ZipFile(part, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+        for path, name in [(None, "README.md")] + bundle_files(root, names):
             info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
-            data = STUDENT_README.encode() if path is None else path.read_bytes()
-            bundle.writestr(info, data)
+            bundle.writestr(info, readme.encode() if path is None else path.read_bytes())
+    part.replace(target)
     return target
+
+
+def _check_out(out: Path, root: Path) -> None:
+    out, root = out.resolve(), root.resolve()
+    if out == root or any((out / private).exists() for private in ("solutions", "autograder")):
+        raise ReleaseError(f"{out} looks like the private repository (it has solutions/ or "
+                           "autograder/): write the release into a clone of the public one")
+
+
+def write_release(out: Path, names: list[str], root: Path = ROOT,
+                  settings: publish.Publish | None = None) -> list[Path]:
+    """Write the public repository's tree for notebooks `names` into `out`; returns what it wrote.
+    What a release owns there (OWNED) is replaced; everything else (.git, a licence) is kept."""
+    _check_out(out, root)
+    settings = settings or publish.load()
+    out.mkdir(parents=True, exist_ok=True)
+    for owned in OWNED:
+        path = out / owned
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
+    readme = student_readme(names, settings)
+    written = [out / "README.md", write_bundle(out, root, names, readme)]
+    (out / "README.md").write_text(readme)
+    for path, name in bundle_files(root, names):
+        target = out / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+        written.append(target)
+    return written
