@@ -1,6 +1,6 @@
 """One PDF per student of the answers graded by hand, to grade them on Gradescope.
 
-    python -m autograder.gradescope_pdf DIR [--pdfs FOLDER] [--assignment NN_name]
+    course pdfs DIR [--pdfs FOLDER] [--assignment NN_name]
 
 ``DIR`` is the ``--out`` folder of ``course grade`` run on the class's submissions (for a class on
 Gradescope: the notebooks of Gradescope's *Export Submissions*). For every submission this writes
@@ -131,7 +131,7 @@ def write_pdfs(out: Path, dest: Path, chromium: str, assignment: str | None = No
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m autograder.gradescope_pdf",
+    p = argparse.ArgumentParser(prog="course pdfs",
                                 description=__doc__.split("\n")[0])
     p.add_argument("out", type=Path, metavar="DIR", help="the --out folder of course grade")
     p.add_argument("--assignment", default=None, metavar="NN_name",

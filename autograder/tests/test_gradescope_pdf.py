@@ -1,6 +1,6 @@
 """Hand-graded answers as one PDF per student for Gradescope, through the real commands:
     python -m autograder SUBMISSIONS --assignment 00_toy --out OUT
-    python -m autograder.gradescope_pdf OUT --assignment 00_toy
+    course pdfs OUT --assignment 00_toy
 on two submissions of the toy assignment whose manual answer draws a figure (one drawn by the
 grader at plt.show(), one saved in the notebook for a skipped cell). Checked: one PDF each, the
 cover page and a page per manual question, each with the student's figure and text in it
@@ -67,5 +67,5 @@ def test_one_pdf_per_student_with_a_page_per_manual_question_and_its_figure(tmp_
 
 
 def test_a_folder_that_is_not_course_grade_output_is_refused(tmp_path):
-    res = run("-m", "autograder.gradescope_pdf", str(tmp_path))
+    res = run("-m", "course", "pdfs", str(tmp_path))
     assert res.returncode == 2 and "not a course grade output folder" in res.stderr
