@@ -43,9 +43,14 @@ from typing import Any
 from . import assignment as assignment_mod
 from . import cgroups, inputs, lms, manual, messages, notebook_info, report, sandbox
 from . import runner as runner_limits
+from .csvcells import clean
+from .inspector import Inspector
 from .report import CaseResult, Result
 
 REPO = Path(__file__).resolve().parent.parent
+# what a submission's process may say about why it could not run: its row's status is one of these
+# and a short, cleaned detail; anything else it says is marked as its own words
+FATAL_KINDS = ("unreadable notebook", "sandbox setup failed", "grader error")
 GRACE = 5.0
 MSG_BYTES_CAP = 8 * 2**20
 ZYGOTE_START_TIMEOUT = 180.0
@@ -81,6 +86,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if args.cell_timeout is None:
         args.cell_timeout = min(120.0, args.timeout)
     return args
+
+
+def fatal_status(reason: str) -> str:
+    """The status of a row whose process reported that it could not run: one of FATAL_KINDS with
+    its detail cleaned and cut, or the process's own words, marked as such."""
+    kind, _, detail = reason.partition(": ")
+    if kind in FATAL_KINDS:
+        return f"{kind}: {clean(detail, 200)}" if detail else kind
+    return f"error reported by the notebook's process: {clean(reason, 120)}"
 
 
 # ---------------------------------------------------------------- one running submission
@@ -317,44 +331,28 @@ class Grader:
     # ------------------------------------------------------------ reading the notebooks
     def _start_inspector(self) -> None:
         """:mod:`autograder.notebook_info` on every staged notebook, in a process of its own under a
-        memory cap: which week's notebook each one is, and its answers to the manual questions."""
+        memory cap, each notebook bounded in time (:mod:`autograder.inspector`): which week's
+        notebook each one is, and its answers to the manual questions."""
         self.info: dict[int, dict] = {}
-        items = [(i, s) for i, s in enumerate(self.subs) if s.path is not None]
-        self._inspect_items = [(i, str(s.path), str(s.path) + ".info.json") for i, s in items]
+        items = [(i, str(s.path), str(s.path) + ".info.json")
+                 for i, s in enumerate(self.subs) if s.path is not None]
         blank = manual.blank_notebook(self.asg)
         job = {"manual": [q.name for q in self.asg.questions if q.manual],
                "given": list(self.asg.given_code),
                "answer_templates": manual.answer_templates(blank, self.asg),
-               "memory_bytes": 2 * 2**30,
-               "items": [[src, dest] for _, src, dest in self._inspect_items]}
-        with open(self.staging / "notebook_info.log", "ab") as log:
-            self.inspector = subprocess.Popen(
-                [sys.executable, "-m", "autograder.notebook_info"], cwd=str(self.root),
-                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO),
-                     "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
-                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
-        try:
-            self.inspector.stdin.write(json.dumps(job).encode())
-            self.inspector.stdin.close()
-        except BrokenPipeError:
-            pass
+               "memory_bytes": 2 * 2**30}
+        self.inspector = Inspector(items, job, self.root, self.staging / "notebook_info.log", REPO)
 
     def _collect_inspector(self) -> None:
-        try:
-            self.inspector.wait(timeout=60 + 0.5 * len(self._inspect_items))
-        except subprocess.TimeoutExpired:
-            self.inspector.kill()
-            self.inspector.wait()
-            self.warnings.append("reading the notebooks (which week, manual answers) took too long: "
-                                 "some were graded without it")
-        for i, _src, dest in self._inspect_items:
+        self.info = self.inspector.wait()
+        for i, why in sorted(self.inspector.slow.items()):
+            self.warnings.append(f"{self.subs[i].file}: {why}; graded without its week check and "
+                                 "its hand-grading answers")
+        for i, info in self.info.items():
             try:
-                if os.path.getsize(dest) <= 64 * 2**20:
-                    self.info[i] = json.loads(Path(dest).read_text(encoding="utf-8"))
-                    self._save_images(self.subs[i].stem, self.info[i])
-            except (OSError, ValueError, TypeError, AttributeError):
+                self._save_images(self.subs[i].stem, info)
+            except (OSError, ValueError, TypeError, AttributeError, KeyError):
                 self.info[i] = {"error": "not inspected"}
-            Path(dest).unlink(missing_ok=True)
         known = manual.known_notebooks(self.asg)
         self.wrong: dict[int, str] = {}
         for i, info in self.info.items():
@@ -667,7 +665,7 @@ class Grader:
         if t == "ready" and job.ready_at is None:
             job.ready_at = now
         elif t == "fatal" or (t == "unreadable" and job.cells_done is None):
-            job.fatal = msg["reason"][:300]
+            job.fatal = fatal_status(msg["reason"])
             if msg.get("traceback"):
                 print(f"course grade: {job.sub.file}: {msg['traceback']}", file=sys.stderr)
         elif t == "cell" and job.cells_done is None:
@@ -823,6 +821,7 @@ class Grader:
 
     def _result(self, job: Job) -> Result:
         status, zero = self._status(job)
+        status = clean(status, 400)       # a status is one line, whatever a submission made it hold
         res = Result(file=job.sub.file, stem=job.sub.stem, status=status, peak_memory=job.peak_memory,
                      seconds=time.monotonic() - job.started,
                      exec_seconds=((job.done_at or time.monotonic()) - (job.ready_at or job.started)))
@@ -976,9 +975,8 @@ class Grader:
 
     # ------------------------------------------------------------ tear-down
     def close(self) -> None:
-        if getattr(self, "inspector", None) is not None and self.inspector.poll() is None:
+        if getattr(self, "inspector", None) is not None:
             self.inspector.kill()
-            self.inspector.wait()
         if hasattr(self, "zygote"):
             try:
                 self.sock.close()

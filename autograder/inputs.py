@@ -5,12 +5,18 @@ Each submission becomes a :class:`Submission` whose ``file`` is the name shown i
 - a notebook given on the command line: its file name (``alice.ipynb``);
 - a notebook found in a folder: its path below that folder (``section 1/alice.ipynb``);
 - a zip holding one notebook (a student's own upload): the zip's file name (``alice.zip``);
-- a Canvas or Moodle bulk download (every notebook or zip in it named as those systems name them:
-  ``smithjohn_12345_67890_hw.ipynb``, ``smithjohn_LATE_12345_67890_hw.ipynb``,
+- a Canvas or Moodle bulk download given on the command line (every notebook or zip in it named as
+  those systems name them: ``smithjohn_12345_67890_hw.ipynb``, ``smithjohn_LATE_12345_67890_hw.ipynb``,
   ``John Smith_123_assignsubmission_file_/hw.ipynb``): the notebook's path inside the zip; a zip
   inside it is that student's upload, named by its own path;
-- any other zip holding several notebooks: the zip's name, a slash, and the notebook's path inside
-  it (``alice.zip/part1.ipynb``), so that an upload can never name a row like a classmate's.
+- any other zip holding several notebooks, and every zip found in a folder (an extracted bulk
+  download holds the students' own zips): the zip's name, a slash, and the notebook's path inside
+  it (``alice.zip/part1.ipynb``), so that an upload can never name a row like a classmate's. Only
+  the instructor's download names rows and carries LMS ids (:func:`lms_id` reads no id inside a
+  zip's own path), never what a student put in a zip.
+
+Control characters, line and paragraph separators and bidirectional overrides in a name become
+``?`` (:data:`autograder.csvcells.CONTROL`): a name is one line in every CSV and page.
 
 Two rows never share a name: when two submissions would, both rows are renamed
 ``NAME (name clash K of N)`` and get a ``name clash`` status instead of grades.
@@ -18,9 +24,12 @@ Two rows never share a name: when two submissions would, both rows are renamed
 Zips are never extracted: each notebook is streamed, one at a time and in pieces, into the
 grader's private staging folder (``NNNNN.ipynb``: the student's name never becomes a path), and
 a zip is refused as a whole, with a ``rejected upload`` status on its row, when its directory
-holds too many entries, when it would unpack to too much, when one member is compressed
-suspiciously well (a zip bomb), or when a student's zip holds too many notebooks. The bytes are
-not parsed here: checking that a notebook is a notebook is the sandboxed runner's job.
+holds too many entries, when the members within their own caps would unpack to too much, or when
+a student's zip holds too many notebooks. A member over its own cap (a notebook over
+MAX_NOTEBOOK_BYTES, a zip over MAX_UPLOAD_BYTES) or compressed suspiciously well (over RATIO_FLOOR
+unpacked and over MAX_RATIO times its packed size: a zip bomb) is refused alone, on its own row:
+one student's file never costs a bulk download's other students their grades. The bytes are not
+parsed here: checking that a notebook is a notebook is the sandboxed runner's job.
 """
 from __future__ import annotations
 
@@ -35,6 +44,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from .csvcells import CONTROL
+
 MAX_NOTEBOOK_BYTES = 256 * 2**20
 SKIP_PARTS = {"__MACOSX", ".ipynb_checkpoints"}
 # one zip given by the instructor (typically an LMS bulk download)
@@ -46,8 +57,10 @@ MAX_UPLOAD_ENTRIES = 1_000
 MAX_UPLOAD_NOTEBOOKS = 20
 MAX_UPLOAD_BYTES = 512 * 2**20
 # a member that unpacks to more than RATIO_FLOOR bytes may be at most MAX_RATIO times its packed size
+# (below it, any ratio: a notebook's repeated output compresses 1000 times and a notebook of up to
+# 64 MB costs the grader nothing; the per-member caps bound the rest)
 MAX_RATIO = 200
-RATIO_FLOOR = 8 * 2**20
+RATIO_FLOOR = 64 * 2**20
 CHUNK = 1 << 20
 NAME_BYTES = 100                   # the notebook's file name in the scratch folder
 STEM_BYTES = 180                   # results/<stem>.json and feedback/<stem>.md
@@ -65,7 +78,8 @@ def lms_id(file: str) -> tuple[str, str] | None:
     name (``smithjohn_12345_67890_hw.ipynb``, ``smithjohn_LATE_12345_67890_hw.ipynb``: 12345 is the
     Canvas user id, the gradebook's ``ID`` column), ``("moodle", participant id)`` for a Moodle one
     (``John Smith_123_assignsubmission_file_/hw.ipynb``: the grading worksheet's ``Participant 123``),
-    else None. The first part of the path that is named so counts (a zip inside a bulk download too)."""
+    else None. The first part of the path that is named so counts (a zip inside a bulk download
+    too), but never a part inside a zip: what a student's zip holds is that student's."""
     for part in PurePosixPath(file).parts:
         m = CANVAS_ID.match(part)
         if m and CANVAS.match(part):
@@ -73,7 +87,14 @@ def lms_id(file: str) -> tuple[str, str] | None:
         m = MOODLE_ID.match(part)
         if m:
             return "moodle", str(int(m.group(1)))
+        if part.lower().endswith(".zip"):
+            return None
     return None
+
+
+def clean_name(name: str) -> str:
+    """A name on one line: control characters, separators and bidi overrides become ``?``."""
+    return CONTROL.sub("?", name)
 
 
 class InputError(ValueError):
@@ -117,7 +138,7 @@ def _fix_zip_name(info: zipfile.ZipInfo) -> str:
             name = name.encode("cp437").decode("utf-8")
         except (UnicodeEncodeError, UnicodeDecodeError):
             pass
-    return unicodedata.normalize("NFC", name)
+    return clean_name(unicodedata.normalize("NFC", name))
 
 
 def _skipped(parts: tuple[str, ...]) -> bool:
@@ -155,10 +176,21 @@ def _copy(src, dest: Path, cap: int) -> str | None:
             out.write(chunk)
 
 
-def _stage_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path,
-                  cap: int = MAX_NOTEBOOK_BYTES) -> str | None:
+def _member_problem(info: zipfile.ZipInfo, cap: int) -> str | None:
+    """Why one member is refused on its own row (over its cap, or a zip bomb), or None."""
     if info.file_size > cap:
         return f"unreadable notebook: too large ({info.file_size // 2**20} MB)"
+    if info.file_size > RATIO_FLOOR and info.file_size > MAX_RATIO * max(1, info.compress_size):
+        return (f"rejected file: it unpacks to {info.file_size / 2**20:.0f} MB from "
+                f"{info.compress_size / 1024:.0f} KB (a zip bomb?)")
+    return None
+
+
+def _stage_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path,
+                  cap: int = MAX_NOTEBOOK_BYTES) -> str | None:
+    problem = _member_problem(info, cap)
+    if problem:
+        return problem
     try:
         with zf.open(info) as f:
             problem = _copy(f, dest, cap)
@@ -207,27 +239,33 @@ def is_lms_download(names: list[str]) -> bool:
     return bool(names) and all(CANVAS.match(n) or MOODLE.match(n) for n in names)
 
 
-def _caps_problem(zf: zipfile.ZipFile, wanted: list[zipfile.ZipInfo], bulk: bool,
+def _caps_problem(zf: zipfile.ZipFile, wanted: list[tuple[str, zipfile.ZipInfo]], bulk: bool,
                   n_notebooks: int) -> str | None:
+    """Why the whole zip is refused, or None. Members over their own caps do not count here:
+    each is refused on its own row (:func:`_member_problem`)."""
     entries = len(zf.infolist())
     if not bulk and entries > MAX_UPLOAD_ENTRIES:
         return f"rejected upload: the zip has {entries} entries (at most {MAX_UPLOAD_ENTRIES} in one upload)"
     if not bulk and n_notebooks > MAX_UPLOAD_NOTEBOOKS:
         return (f"rejected upload: the zip holds {n_notebooks} notebooks "
                 f"(at most {MAX_UPLOAD_NOTEBOOKS} in one upload)")
-    total = sum(i.file_size for i in wanted)
+    total = sum(i.file_size for n, i in wanted if _member_problem(i, _member_cap(n)) is None)
     cap = MAX_BULK_BYTES if bulk else MAX_UPLOAD_BYTES
     if total > cap:
         return (f"rejected upload: the zip would unpack to {total / 2**20:.0f} MB "
                 f"(at most {cap // 2**20} MB)")
-    for i in wanted:
-        if i.file_size > RATIO_FLOOR and i.file_size > MAX_RATIO * max(1, i.compress_size):
-            return (f"rejected upload: a member unpacks to {i.file_size / 2**20:.0f} MB from "
-                    f"{i.compress_size / 1024:.0f} KB (a zip bomb?)")
     return None
 
 
-def _from_zip(path: Path, label: str, stage: _Stage, nested: bool = False) -> list[Submission]:
+def _member_cap(name: str) -> int:
+    return MAX_UPLOAD_BYTES if name.lower().endswith(".zip") else MAX_NOTEBOOK_BYTES
+
+
+def _from_zip(path: Path, label: str, stage: _Stage, nested: bool = False,
+              may_be_bulk: bool = True) -> list[Submission]:
+    """The submissions in one zip. ``may_be_bulk``: the instructor gave this zip on the command
+    line (an LMS bulk download names its rows); a zip found in a folder or inside a zip is one
+    student's upload (``nested``: inside another zip, so a zip in it is refused)."""
     problem = _directory_problem(path)
     if problem:
         return [Submission(label, None, problem, source=label)]
@@ -242,8 +280,8 @@ def _from_zip(path: Path, label: str, stage: _Stage, nested: bool = False) -> li
             return [Submission(label, None, f"unreadable zip: {str(exc)[:200]}", source=label)]
         notebooks = [(n, i) for n, i in members if n.lower().endswith(".ipynb")]
         inner_zips = [(n, i) for n, i in members if n.lower().endswith(".zip")]
-        bulk = not nested and is_lms_download([n for n, _ in members])
-        problem = _caps_problem(zf, [i for _, i in members], bulk, len(notebooks))
+        bulk = may_be_bulk and not nested and is_lms_download([n for n, _ in members])
+        problem = _caps_problem(zf, members, bulk, len(notebooks))
         if problem:
             return [Submission(label, None, problem, source=label)]
         if len(notebooks) == 1 and not inner_zips and not bulk:
@@ -280,9 +318,9 @@ def _from_zip(path: Path, label: str, stage: _Stage, nested: bool = False) -> li
         return subs
 
 
-def _one(path: Path, label: str, stage: _Stage) -> list[Submission]:
+def _one(path: Path, label: str, stage: _Stage, in_folder: bool = False) -> list[Submission]:
     if path.suffix.lower() == ".zip":
-        return _from_zip(path, label, stage)
+        return _from_zip(path, label, stage, may_be_bulk=not in_folder)
     try:
         size = path.stat().st_size
         if size > MAX_NOTEBOOK_BYTES:
@@ -315,9 +353,10 @@ def collect(args: list[str], staging: Path | None = None) -> list[Submission]:
                            if p.is_file() and p.suffix.lower() in (".ipynb", ".zip")
                            and not _skipped(p.relative_to(path).parts))
             for p in found:
-                subs.extend(_one(p, unicodedata.normalize("NFC", p.relative_to(path).as_posix()), stage))
+                label = clean_name(unicodedata.normalize("NFC", p.relative_to(path).as_posix()))
+                subs.extend(_one(p, label, stage, in_folder=True))
         elif path.is_file():
-            subs.extend(_one(path, unicodedata.normalize("NFC", path.name), stage))
+            subs.extend(_one(path, clean_name(unicodedata.normalize("NFC", path.name)), stage))
         else:
             raise InputError(f"no such file or folder: {arg}")
     _make_unique(subs)

@@ -16,7 +16,9 @@ Both LMSs take back, as an upload, a file of the form they export:
   ...; ``moodle_import.csv`` is the worksheet with ``Grade`` filled for the students graded here.
 
 The student's id comes from the row's name (:func:`autograder.inputs.lms_id`: Canvas's bulk download
-names files ``lastfirst_USERID_SUBMISSIONID_name``, Moodle ``Full Name_PARTICIPANT_assignsubmission_...``).
+names files ``lastfirst_USERID_SUBMISSIONID_name``, Moodle ``Full Name_PARTICIPANT_assignsubmission_...``;
+never from a name inside a student's zip). Canvas's ``Points Possible`` row is known by where it is
+and what it lacks (a row above the students with no ``ID``), never by a student's name.
 The points are ``final_points_earned`` (automatic plus hand-graded points, after ``course manual``),
 or ``total_points_earned`` while hand grading is not done (it says so).
 """
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .csvcells import CsvRowError, cell_text, csv_text, read_table
 from .inputs import lms_id
 
 TITLE_AND_ID = re.compile(r"^(.*)\s\((\d+)\)$")
@@ -151,25 +154,25 @@ def fmt(points: float) -> str:
     return f"{round(points, 2):.2f}".rstrip("0").rstrip(".")
 
 
-def _key(cell: str) -> str:
-    from .report import FORMULA_START
-    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_START) else cell
-
-
 def graded_rows(out: Path) -> tuple[dict[tuple[str, str], tuple[float, str]], list[str], dict]:
     """From ``out/grades.csv``: {(lms, id): (points, file)}, notes, and questions.json."""
     try:
         spec = json.loads((out / "questions.json").read_text(encoding="utf-8"))
-        with open(out / "grades.csv", newline="", encoding="utf-8") as f:
-            rows = list(csv.DictReader(f))
+        table = read_table(out / "grades.csv")
+    except CsvRowError as exc:
+        raise GradebookError(str(exc)) from None
     except (OSError, ValueError) as exc:
         raise GradebookError(f"{out} is not an output folder of course grade ({exc})") from None
+    missing = {"file", "grading_status", "total_points_earned"} - set(table[0])
+    if missing:
+        raise GradebookError(f"{out / 'grades.csv'} has no column {', '.join(sorted(missing))}")
+    rows = [dict(zip(table[0], r, strict=True)) for r in table[1:]]
     has_manual = any(q["manual"] for q in spec["questions"])
     best: dict[tuple[str, str], tuple[float, str]] = {}
     notes: list[str] = []
     no_id, skipped, partial, dupes, not_ok = [], [], [], [], []
     for row in rows:
-        file = _key(row["file"])
+        file = cell_text(row["file"])
         status = row.get("grading_status", "")
         found = lms_id(file)
         if found is None:
@@ -230,9 +233,8 @@ def export(out: Path, gradebook: Path, column: str | None = None) -> list[str]:
     if missing:
         notes.append(f"{len(missing)} graded students are not in the gradebook, left out: "
                      + ", ".join(f"{i} ({mine[i][1]})" for i in missing[:5]))
-    buf = io.StringIO()
-    csv.writer(buf, delimiter=gb.delimiter, lineterminator="\n").writerows(rows_out)
-    dest.write_text(("\ufeff" if gb.bom else "") + buf.getvalue(), encoding="utf-8")
+    text = csv_text(rows_out, delimiter=gb.delimiter)
+    dest.write_text(("\ufeff" if gb.bom else "") + text, encoding="utf-8")
     return [f"{dest}: {filled} students' {what} filled in; import it into "
             f"{'Canvas (Grades -> Import)' if gb.kind == 'canvas' else 'Moodle (Upload grading worksheet)'}"
             ] + [f"note: {n}" for n in notes]
@@ -249,11 +251,13 @@ def _canvas(gb: Gradebook, col: int, mine: dict, possible: float,
     out = [cut(gb.header)]
     seen: set[str] = set()
     filled = 0
+    students = False                    # the rows above the first student are Canvas's own
     for row in gb.rows[1:]:
         if not any(c.strip() for c in row):
             continue
         first = row[0] if row else ""
-        if "Points Possible" in first:
+        sid = row[gb.id_col].strip() if len(row) > gb.id_col else ""
+        if not students and not sid and "Points Possible" in first:
             out.append(cut(row))
             try:
                 canvas_points = float(cut(row)[-1].replace(",", "."))
@@ -263,14 +267,18 @@ def _canvas(gb: Gradebook, col: int, mine: dict, possible: float,
                 notes.append(f"Canvas gives this assignment {fmt(canvas_points)} points possible; the "
                              f"notebook is worth {fmt(possible)}: the points are exported as they are")
             continue
-        if all(SPECIAL_ROW.match(c) for c in row if c is not None):
+        if not sid and all(SPECIAL_ROW.match(c) for c in row if c is not None):
             out.append(cut(row))
             continue
-        sid = row[gb.id_col].strip() if len(row) > gb.id_col else ""
+        students = True
         if sid in mine:
             seen.add(sid)
             new = cut(row)
             new[-1] = fmt(mine[sid][0])
+            if "Points Possible" in new[0]:    # Canvas's importer would read it as its points row
+                new[0] = new[0].replace("Points Possible", "Points_Possible")
+                notes.append(f"the student {sid} is named with 'Points Possible': written as "
+                             f"{new[0]!r} (Canvas finds students by ID)")
             out.append(new)
             filled += 1
     return out, filled, seen

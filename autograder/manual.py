@@ -9,9 +9,14 @@
   the outputs saved in the notebook, labelled as such. Everything from a notebook is untrusted: text
   is HTML-escaped, images are embedded only as checked PNGs (:func:`notebook_info.check_png`), and
   the page's Content-Security-Policy forbids scripts, frames and every source but ``data:`` images.
-- ``manual.csv``: ``file``, ``id``, one column per manual question, ``comment``: one row per
-  submission, to fill in (a filled-in one is never deleted by a later ``course grade``: it is kept
-  beside as ``manual-N.csv``).
+- ``manual.csv``: ``file``, ``id``, one column per manual question, ``comment``, ``key``: one row
+  per submission, to fill in (a filled-in one is never deleted by a later ``course grade``: it is
+  kept beside as ``manual-N.csv``). ``key`` (:func:`autograder.csvcells.file_key`) joins a row to
+  ``grades.csv``: two different files never share one, whatever their names and whatever a
+  spreadsheet does to the ``file`` cell; a CSV without it is joined by ``file``.
+- What one answer may embed in a page is capped: at most ROW_IMAGE_BYTES of PNG and
+  ROW_IMAGE_PIXELS decoded pixels (width x height, summed) per row and page, no image over
+  IMAGE_PIXELS; a note stands where an image was left out.
 
 ``course manual DIR FILLED.csv`` checks every number against its question's points (a mistake
 changes nothing and says where it is), writes the points into ``grades.csv`` (the manual columns,
@@ -28,16 +33,22 @@ import html
 import io
 import json
 import math
+import struct
 import sys
 from pathlib import Path
 from typing import Any
 
 from . import notebook_info
 from .assignment import PACKAGE_DIR, Assignment
-from .report import EXTRA_COLUMNS, FORMULA_START, Result, num, student_id, text_cell
+from .csvcells import CsvRowError, cell_text, csv_text, file_key, read_table, text_cell
+from .report import EXTRA_COLUMNS, Result, num, student_id
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 MARKER = "<!-- graded by hand: written by course manual -->"
+# what one row may embed in one page: PNG bytes, decoded pixels (summed), and pixels of one image
+ROW_IMAGE_BYTES = 2 * 2**20
+ROW_IMAGE_PIXELS = 8_000_000
+IMAGE_PIXELS = 4_000_000
 
 
 class ManualError(ValueError):
@@ -104,18 +115,12 @@ def questions_json(asg: Assignment) -> str:
 
 # ---------------------------------------------------------------- the pages and the CSV to fill in
 
-def _key(cell: str) -> str:
-    """A file cell as the row's key, whether or not a spreadsheet dropped the formula apostrophe."""
-    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_START) else cell
-
-
 def template_csv(asg: Assignment, results: list[Result]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["file", "id", *_manual_names(asg), "comment"])
+    rows = [["file", "id", *_manual_names(asg), "comment", "key"]]
     for r in sorted(results, key=lambda r: r.file):
-        w.writerow([text_cell(r.file), student_id(r.file), *[""] * len(_manual_names(asg)), ""])
-    return buf.getvalue()
+        rows.append([text_cell(r.file), student_id(r.file), *[""] * len(_manual_names(asg)), "",
+                     file_key(r.file)])
+    return csv_text(rows)
 
 
 def _filled(path: Path) -> bool:
@@ -125,7 +130,10 @@ def _filled(path: Path) -> bool:
             rows = list(csv.reader(f))
     except (OSError, UnicodeDecodeError, csv.Error):
         return True                                      # unreadable: keep it, to be safe
-    return any(any(c.strip() for c in row[2:]) for row in rows[1:])
+    if not rows:
+        return False
+    typed = [i for i, c in enumerate(rows[0]) if c.strip() not in ("file", "id", "key")]
+    return any(any(row[i].strip() for i in typed if i < len(row)) for row in rows[1:])
 
 
 def set_aside_filled(out: Path) -> Path | None:
@@ -163,15 +171,38 @@ img{max-width:100%;height:auto;border:1px solid #ddd;margin:.3em 0;display:block
 """
 
 
-def _img(out: Path, path: str, alt: str) -> str:
-    """An image file under ``out`` embedded, only when it passes the PNG check."""
+class _Budget:
+    """What one row may still embed in the page it is on."""
+
+    def __init__(self) -> None:
+        self.bytes = ROW_IMAGE_BYTES
+        self.pixels = ROW_IMAGE_PIXELS
+
+
+def _img(out: Path, path: str, alt: str, budget: _Budget) -> str:
+    """An image file under ``out`` embedded, only when it passes the PNG check and fits the row's
+    budget (bytes, and pixels once decoded)."""
     target = (out / path).resolve()
     try:
-        data = target.read_bytes() if out.resolve() in target.parents else b""
+        inside = out.resolve() in target.parents
+        size = target.stat().st_size if inside else 0
+        data = target.read_bytes() if inside and size <= min(budget.bytes, 8 * 2**20) else b""
     except OSError:
-        data = b""
+        size, data = 0, b""
+    if size > budget.bytes:
+        return ("<p class='note'>(an image was left out: this answer's images are over "
+                f"{ROW_IMAGE_BYTES // 2**20} MB on this page)</p>")
     if notebook_info.check_png(data, 8 * 2**20) is not None:
         return "<p class='note'>(an image that is not a valid PNG was left out)</p>"
+    width, height = struct.unpack(">II", data[16:24])
+    if width * height > IMAGE_PIXELS:
+        return (f"<p class='note'>(an image of {width} x {height} pixels was left out: at most "
+                f"{IMAGE_PIXELS // 10**6} million pixels each)</p>")
+    if width * height > budget.pixels:
+        return ("<p class='note'>(an image was left out: this answer's images are over "
+                f"{ROW_IMAGE_PIXELS // 10**6} million pixels on this page)</p>")
+    budget.bytes -= len(data)
+    budget.pixels -= width * height
     b64 = base64.b64encode(data).decode("ascii")
     return f"<img alt='{html.escape(alt, quote=True)}' src='data:image/png;base64,{b64}'>"
 
@@ -192,6 +223,7 @@ def _answer_html(out: Path, q: str, r: Result, row: int, points: float) -> str:
                                   else "the question's cells are not in this notebook")
         parts.append(f"<p class='unanswered'>No answer found ({esc(why)}).</p></section>")
         return "".join(parts)
+    budget = _Budget()
     figures: dict[int, list[str]] = {}
     for cell, path in r.figures:
         figures.setdefault(cell, []).append(path)
@@ -219,7 +251,7 @@ def _answer_html(out: Path, q: str, r: Result, row: int, points: float) -> str:
                 parts.append("<p class='unanswered'>(no saved outputs)</p>")
             for k, o in enumerate(saved, 1):
                 if "figure" in o:
-                    parts.append(_img(out, str(o["figure"]), f"saved image {k} of cell {cell}"))
+                    parts.append(_img(out, str(o["figure"]), f"saved image {k} of cell {cell}", budget))
                 elif "text" in o:
                     parts.append(f"<pre>{esc(str(o['text']))}</pre>")
                 elif "note" in o:
@@ -230,7 +262,7 @@ def _answer_html(out: Path, q: str, r: Result, row: int, points: float) -> str:
         if text.strip():
             parts.append(f"<pre>{esc(text)}</pre>")
         for k, path in enumerate(figures.get(cell, []), 1):
-            parts.append(_img(out, path, f"figure {k} of cell {cell}"))
+            parts.append(_img(out, path, f"figure {k} of cell {cell}", budget))
         for note in notes.get(cell, []):
             parts.append(f"<p class='note'>{esc(note)}</p>")
     if a.get("more"):
@@ -276,20 +308,27 @@ def write_pages(out: Path, asg: Assignment, results: list[Result]) -> list[str]:
             if missing:
                 notes.append(f"{q.name}: no answer cells found in {len(missing)} notebooks "
                              f"(e.g. {missing[0]}); open those notebooks")
-    (out / "manual.csv").write_text(template_csv(asg, results), encoding="utf-8", errors="replace")
+    with open(out / "manual.csv", "w", encoding="utf-8", errors="replace", newline="") as f:
+        f.write(template_csv(asg, results))
     return notes
 
 
 # ---------------------------------------------------------------- merging a filled-in CSV
 
 def _read_csv(path: Path) -> list[list[str]]:
+    """A filled-in CSV as a person's spreadsheet saved it: its bytes decoded (UTF-8, else cp1252),
+    never with universal newlines (a quoted ``\r`` stays inside its field)."""
+    raw = path.read_bytes()
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        text = path.read_text(encoding="cp1252")          # an Excel "CSV" save on Windows
-    first = text.split("\n", 1)[0]
+        text = raw.decode("cp1252", "replace")           # an Excel "CSV" save on Windows
+    first = text.replace("\r", "\n").split("\n", 1)[0]
     delimiter = ";" if first.count(";") > first.count(",") else ","
-    return list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+    try:
+        return list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+    except csv.Error as exc:
+        raise ManualError(f"{path.name} is not a CSV file ({exc})") from None
 
 
 def parse_points(text: str) -> float | None:
@@ -309,8 +348,9 @@ def merge(out: Path, filled: Path) -> list[str]:
     """Merge a filled-in CSV into ``out/grades.csv`` (see the module's docstring); the lines to print."""
     try:
         spec = json.loads((out / "questions.json").read_text(encoding="utf-8"))
-        with open(out / "grades.csv", newline="", encoding="utf-8") as f:
-            grades = list(csv.reader(f))
+        grades = read_table(out / "grades.csv")
+    except CsvRowError as exc:
+        raise ManualError(str(exc)) from None
     except (OSError, ValueError) as exc:
         raise ManualError(f"{out} is not an output folder of course grade ({exc})") from None
     manual_qs = {q["name"]: float(q["points"]) for q in spec["questions"] if q["manual"]}
@@ -328,8 +368,10 @@ def merge(out: Path, filled: Path) -> list[str]:
     qcols = {q: cols.index(q) for q in manual_qs if q in cols}
     if not qcols:
         raise ManualError(f"{filled} has no column for {', '.join(manual_qs)}")
-    unknown = [c for c in cols if c and c not in ("file", "id", "comment", *manual_qs)]
-    index = {_key(r[0]): i for i, r in enumerate(body)}
+    unknown = [c for c in cols if c and c not in ("file", "id", "comment", "key", *manual_qs)]
+    files = [cell_text(r[0]) for r in body]
+    by_key = {file_key(f): i for i, f in enumerate(files)}
+    by_name = {f: i for i, f in enumerate(files)}
     errors: list[str] = []
     updates: dict[int, dict[str, float]] = {}
     comments: dict[int, str] = {}
@@ -338,11 +380,13 @@ def merge(out: Path, filled: Path) -> list[str]:
         if not any(c.strip() for c in row):
             continue
         row = row + [""] * (len(cols) - len(row))
-        key = _key(row[cols.index("file")])
-        where = f"{filled.name} row {n} ({key})"
-        if key not in index:
-            errors.append(f"{where}: no such row in grades.csv")
+        cell = row[cols.index("file")]
+        where = f"{filled.name} row {n} ({cell_text(cell)})"
+        found = _find_row(row[cols.index("key")].strip() if "key" in cols else "", cell, by_key, by_name)
+        if isinstance(found, str):
+            errors.append(f"{where}: {found}")
             continue
+        key = files[found]
         if key in seen:
             errors.append(f"{where}: the same file as row {seen[key]}")
             continue
@@ -358,9 +402,9 @@ def merge(out: Path, filled: Path) -> list[str]:
             if not 0 <= v <= manual_qs[q] + 1e-9:
                 errors.append(f"{where}: {q} = {row[c].strip()} is not between 0 and {num(manual_qs[q])}")
                 continue
-            updates.setdefault(index[key], {})[q] = v
+            updates.setdefault(found, {})[q] = v
         if "comment" in cols and row[cols.index("comment")].strip():
-            comments[index[key]] = row[cols.index("comment")].strip()
+            comments[found] = row[cols.index("comment")].strip()
     if errors:
         more = f"\n(and {len(errors) - 20} more)" if len(errors) > 20 else ""
         raise ManualError("nothing merged:\n" + "\n".join(errors[:20]) + more)
@@ -378,10 +422,9 @@ def merge(out: Path, filled: Path) -> list[str]:
             complete += 1
         else:
             row[col["manual_points_earned"]] = row[col["final_points_earned"]] = ""
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerows([header, *body])
     tmp = out / "grades.csv.part"
-    tmp.write_text(buf.getvalue(), encoding="utf-8")
+    with open(tmp, "w", encoding="utf-8", newline="") as f:
+        f.write(csv_text([header, *body]))
     tmp.replace(out / "grades.csv")
     _update_feedback(out, manual_qs, header, body, comments)
     n = sum(len(v) for v in updates.values())
@@ -395,6 +438,18 @@ def merge(out: Path, filled: Path) -> list[str]:
     return lines
 
 
+def _find_row(key: str, cell: str, by_key: dict[str, int], by_name: dict[str, int]) -> int | str:
+    """The grades.csv row a filled-in row is about: by its key where it has one, else by its file
+    cell as written (or as a spreadsheet that dropped the leading apostrophe left it); a string
+    saying why not otherwise."""
+    if key:
+        return by_key[key] if key in by_key else f"no row in grades.csv has the key {key!r}"
+    for name in dict.fromkeys((cell_text(cell), cell)):
+        if name in by_name:
+            return by_name[name]
+    return "no such row in grades.csv"
+
+
 def _update_feedback(out: Path, manual_qs: dict[str, float], header: list[str], body: list[list[str]],
                      comments: dict[int, str]) -> None:
     """Each student's feedback gets (or has replaced) a section with the hand-graded points."""
@@ -405,7 +460,7 @@ def _update_feedback(out: Path, manual_qs: dict[str, float], header: list[str], 
         except (OSError, ValueError, KeyError):
             continue
     for i, row in enumerate(body):
-        stem = stems.get(_key(row[0]))
+        stem = stems.get(cell_text(row[0]))
         path = out / "feedback" / f"{stem}.md"
         if stem is None or not path.exists():
             continue

@@ -32,6 +32,7 @@ import zlib
 from typing import Any
 
 MAX_NOTEBOOK_BYTES = 64 * 2**20        # larger notebooks are graded, not inspected
+MAX_NOTEBOOK_CELLS = 5_000             # so are notebooks of more cells (the course's have < 200)
 MAX_SOURCE = 20_000                    # characters of one answer cell
 MAX_CELLS = 30                         # answer cells of one question
 MAX_TEXT = 6_000                       # saved text output of one cell
@@ -163,8 +164,9 @@ def blocks(nb: Any) -> list[tuple[int, str, list[int]]]:
     current: tuple[int, str, list[int]] | None = None
     for i, cell in enumerate(_cells(nb)):
         text = _text(cell.get("source")) if cell.get("cell_type") == "markdown" else ""
-        marks = sorted([(m.start(), BEGIN) for m in re.finditer(re.escape(BEGIN), text)]
-                       + [(m.start(), END) for m in re.finditer(re.escape(END), text)])
+        marks = [] if "<!--" not in text else sorted(
+            [(m.start(), BEGIN) for m in re.finditer(re.escape(BEGIN), text)]
+            + [(m.start(), END) for m in re.finditer(re.escape(END), text)])
         if not marks:
             if current is not None:
                 current[2].append(i)
@@ -290,6 +292,8 @@ def inspect(data: bytes, manual: list[str], given: list[str] | None = None,
         return {"error": "not a notebook"}
     if not isinstance(nb, dict):
         return {"error": "not a notebook"}
+    if isinstance(nb.get("cells"), list) and len(nb["cells"]) > MAX_NOTEBOOK_CELLS:
+        return {"error": f"not inspected (over {MAX_NOTEBOOK_CELLS} cells)"}
     return {"identity": identity(nb), "given_found": given_cells_found(nb, given or []),
             "answers": answers(nb, manual, answer_templates)}
 

@@ -8,14 +8,13 @@ Questions graded by hand (``manual: true``) keep their column, left empty for th
 in (:mod:`autograder.manual`); they count neither in the total nor in the percentage. Rows are
 sorted by ``file`` and the file holds no times, so the same submissions always give the same bytes.
 A text cell that a spreadsheet would read as a formula (it starts with ``=``, ``+``, ``-``, ``@``,
-a tab or a carriage return) gets a leading apostrophe, as OWASP advises against CSV injection:
-spreadsheets show it as text.
+a tab or a carriage return), or that starts with an apostrophe, gets a leading apostrophe, as OWASP
+advises against CSV injection: spreadsheets show it as text, and reading strips exactly one
+(:mod:`autograder.csvcells`). Lines end in ``\r\n``, so a field holding a line break is quoted.
 """
 from __future__ import annotations
 
-import csv
 import html
-import io
 import json
 import math
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .assignment import Assignment
+from .csvcells import FORMULA_START, csv_text, text_cell  # noqa: F401  (FORMULA_START: re-exported)
 from .inputs import lms_id
 
 
@@ -81,14 +81,6 @@ def percent(total: float, possible: float) -> float:
     return total / possible if possible else 0.0
 
 
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def text_cell(text: str) -> str:
-    """A CSV cell that no spreadsheet runs as a formula (``=HYPERLINK(...)`` becomes ``'=HYPERLINK(...)``)."""
-    return "'" + text if text.startswith(FORMULA_START) else text
-
-
 EXTRA_COLUMNS = ["id", "manual_points_earned", "final_points_earned"]
 
 
@@ -102,10 +94,8 @@ def grades_csv(assignment: Assignment, results: list[Result]) -> str:
     """Otter's columns, then ``id`` (from Canvas and Moodle names), ``manual_points_earned`` (the
     manual columns' sum once all are filled in; 0.0 when there are none) and ``final_points_earned``
     (``total_points_earned`` plus that sum): what goes to the LMS."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["file"] + [q.name for q in assignment.questions]
-               + ["total_points_earned", "percent_correct", "grading_status"] + EXTRA_COLUMNS)
+    rows = [["file"] + [q.name for q in assignment.questions]
+            + ["total_points_earned", "percent_correct", "grading_status"] + EXTRA_COLUMNS]
     has_manual = any(q.manual for q in assignment.questions)
     for r in sorted(results, key=lambda r: r.file):
         row = [text_cell(r.file)]
@@ -113,8 +103,8 @@ def grades_csv(assignment: Assignment, results: list[Result]) -> str:
             row.append("" if q.manual else num(r.question_points.get(q.name, 0.0)))
         row += [num(r.total), num(percent(r.total, assignment.max_points)), text_cell(r.status)]
         row += [student_id(r.file)] + (["", ""] if has_manual else [num(0.0), num(r.total)])
-        w.writerow(row)
-    return buf.getvalue()
+        rows.append(row)
+    return csv_text(rows)
 
 
 def _mb(n: int | None) -> float | None:

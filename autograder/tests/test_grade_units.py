@@ -164,9 +164,9 @@ def test_grades_csv_has_otter_columns_sorted_rows_and_empty_manual_column():
             report.Result(file="a.ipynb", stem="a", status="timeout", question_points={}, seconds=9.0)]
     text = report.grades_csv(asg, rows)
     assert text == ("file,q1,q2,q3,q4,total_points_earned,percent_correct,grading_status,"
-                    "id,manual_points_earned,final_points_earned\n"
-                    "a.ipynb,0.0,0.0,0.0,,0.0,0.0,timeout,,,\n"
-                    "b.ipynb,2.0,1.0,0.0,,3.0,0.6,ok,,,\n")
+                    "id,manual_points_earned,final_points_earned\r\n"
+                    "a.ipynb,0.0,0.0,0.0,,0.0,0.0,timeout,,,\r\n"
+                    "b.ipynb,2.0,1.0,0.0,,3.0,0.6,ok,,,\r\n")
 
 
 def test_unknown_assignment_is_a_usage_error(tmp_path, capsys):

@@ -115,8 +115,8 @@ def _crafted_zip(sizes: list[tuple[int, int]]) -> bytes:
 
 
 @pytest.mark.parametrize("sizes, status", [
-    ([(300 * 2**20, 300 * 2**20)] * 2, "rejected upload: the zip would unpack to 600 MB (at most 512 MB)"),
-    ([(100 * 2**20, 2**18)], "rejected upload: a member unpacks to 100 MB from 256 KB (a zip bomb?)"),
+    ([(200 * 2**20, 200 * 2**20)] * 3, "rejected upload: the zip would unpack to 600 MB (at most 512 MB)"),
+    ([(100 * 2**20, 2**18)], "rejected file: it unpacks to 100 MB from 256 KB (a zip bomb?)"),
 ])
 def test_upload_caps_are_checked_on_the_directory_before_reading(tmp_path, sizes, status):
     (tmp_path / "up.zip").write_bytes(_crafted_zip(sizes))
@@ -126,12 +126,31 @@ def test_upload_caps_are_checked_on_the_directory_before_reading(tmp_path, sizes
 
 def test_a_zip_bomb_is_refused_without_unpacking_it(tmp_path):
     import tracemalloc
-    (tmp_path / "bomb.zip").write_bytes(atk.bomb(members=3, size=64 * 2**20))
+    (tmp_path / "bomb.zip").write_bytes(atk.bomb(members=3, size=96 * 2**20))
     tracemalloc.start()
-    (sub,) = inputs.collect([str(tmp_path / "bomb.zip")], tmp_path)
+    subs = inputs.collect([str(tmp_path / "bomb.zip")], tmp_path)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert sub.problem.startswith("rejected upload: a member unpacks to 64 MB") and peak < 16 * 2**20
+    assert [s.file for s in subs] == [f"bomb.zip/part{k}.ipynb" for k in range(3)]   # each on its own row
+    assert all(s.path is None and s.problem.startswith("rejected file: it unpacks to 96 MB from")
+               for s in subs)
+    assert peak < 16 * 2**20
+
+
+def test_one_bomb_in_a_bulk_download_costs_only_its_own_row(tmp_path):
+    """A6: Eve's member is refused alone; an honest notebook of repeated output under RATIO_FLOOR
+    (9 MB of spaces: it deflates over 600 times) is no bomb."""
+    padded = atk.SOLUTION.read_bytes().rstrip() + b" " * (9 * 2**20)
+    big = b'{"cells": [], "x": "' + b"y" * (inputs.RATIO_FLOOR + 2**20) + b'"}'
+    with zipfile.ZipFile(tmp_path / "bulk.zip", "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("alice_101_1_hw.ipynb", atk.SOLUTION.read_bytes())
+        zf.writestr("eve_103_3_hw.ipynb", big)
+        zf.writestr("padded_104_4_hw.ipynb", padded)
+    (tmp_path / "stage").mkdir()
+    subs = {s.file: s for s in inputs.collect([str(tmp_path / "bulk.zip")], tmp_path / "stage")}
+    assert subs["alice_101_1_hw.ipynb"].problem is None and subs["padded_104_4_hw.ipynb"].problem is None
+    assert subs["padded_104_4_hw.ipynb"].path.stat().st_size == len(padded)
+    assert subs["eve_103_3_hw.ipynb"].problem.startswith("rejected file: it unpacks to 65 MB from")
 
 
 def test_members_are_streamed_to_staging_in_pieces(tmp_path):

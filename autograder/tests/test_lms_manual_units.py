@@ -15,7 +15,7 @@ import hostile
 import lms_samples
 import pytest
 
-from autograder import assignment, inputs, lms, manual, messages, notebook_info, report
+from autograder import assignment, csvcells, inputs, lms, manual, messages, notebook_info, report
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"
@@ -278,10 +278,12 @@ def test_hand_grading_page_escapes_student_text_and_embeds_only_pngs(graded):
 def test_manual_csv_lists_every_row_with_its_id(graded):
     out, _ = graded
     rows = list(csv.reader((out / "manual.csv").open()))
-    assert rows == [["file", "id", "q4", "comment"],
-                    ["'=HYPERLINK(1)_10202_20002_x.ipynb", "10202", "", ""],
-                    ["alicesmith_10101_20001_00_toy.ipynb", "10101", "", ""],
-                    ["nobody.ipynb", "", "", ""]]
+    link, alice = "=HYPERLINK(1)_10202_20002_x.ipynb", "alicesmith_10101_20001_00_toy.ipynb"
+    key = csvcells.file_key
+    assert rows == [["file", "id", "q4", "comment", "key"],
+                    ["'" + link, "10202", "", "", key(link)],
+                    [alice, "10101", "", "", key(alice)],
+                    ["nobody.ipynb", "", "", "", key("nobody.ipynb")]]
     grades = list(csv.DictReader((out / "grades.csv").open()))
     assert [(g["id"], g["manual_points_earned"], g["final_points_earned"]) for g in grades] == \
         [("10202", "", ""), ("10101", "", ""), ("", "", "")]
@@ -489,3 +491,50 @@ def test_the_grader_keeps_only_pngs_from_answer_cells_and_writes_them_at_once(tm
     assert [n for _, n in job.figure_notes] == [
         "a figure dropped: not a PNG image", "a figure from a cell that is not an answer (dropped)",
         "a figure too large to keep (900 KB)", "a figure dropped: more figures than are kept"]
+
+
+# ---------------------------------------------------------------- the notebook reader (red team 13, A7)
+
+FAKE_READER = """
+import json, os, sys, time
+job = json.loads(sys.stdin.buffer.read())
+for src, dest in job["items"]:
+    data = open(src, "rb").read()
+    if data == b"slow":
+        time.sleep(60)
+    if data == b"crash":
+        os._exit(1)
+    with open(dest + ".part", "w") as f:
+        json.dump({"read": data.decode()}, f)
+    os.replace(dest + ".part", dest)
+"""
+
+
+def test_a_slow_or_fatal_notebook_costs_the_reader_only_its_own_row(tmp_path):
+    """Each notebook is bounded in time: the one the reader hangs on, or dies on, is marked and a
+    new reader takes the ones after it (before, one reader had 60 s for the whole batch)."""
+    import sys
+    import time
+
+    from autograder.inspector import Inspector
+    items = []
+    for i, text in enumerate(["a", "slow", "b", "crash", "c"]):
+        (tmp_path / f"{i}.ipynb").write_text(text)
+        items.append((i, str(tmp_path / f"{i}.ipynb"), str(tmp_path / f"{i}.json")))
+    t0 = time.monotonic()
+    reader = Inspector(items, {}, tmp_path, tmp_path / "log", REPO, seconds_per_notebook=2.0,
+                       command=[sys.executable, "-c", FAKE_READER])
+    info = reader.wait()
+    assert time.monotonic() - t0 < 15
+    assert info == {0: {"read": "a"}, 1: {"error": "not inspected (it took over 2 s to read)"},
+                    2: {"read": "b"}, 3: {"error": "not inspected (the reader stopped on it)"},
+                    4: {"read": "c"}}
+    assert not list(tmp_path.glob("*.json"))
+
+
+def test_the_reader_refuses_a_notebook_of_too_many_cells_at_once():
+    import time
+    data = ('{"cells":[' + ",".join(["{}"] * (2 * 2**20)) + "]}").encode()
+    t0 = time.monotonic()
+    assert notebook_info.inspect(data, ["q4"]) == {"error": "not inspected (over 5000 cells)"}
+    assert time.monotonic() - t0 < 3
