@@ -229,12 +229,15 @@ def write_class(folder: Path, secrets: list[str]) -> dict[str, dict]:
     for name, (data, exp) in subs.items():
         (folder / name).write_bytes(data)
         expected[name] = exp
-    # LMS bulk downloads and a one-notebook zip
-    (folder / "canvas.zip").write_bytes(zip_of({
+    # LMS bulk downloads (beside the folder: an instructor gives them on the command line, see
+    # bulk_downloads; a zip found in a folder is one student's upload) and a one-notebook zip
+    bulk = folder.parent / "bulk"
+    bulk.mkdir(exist_ok=True)
+    (bulk / "canvas.zip").write_bytes(zip_of({
         "smithjohn_12345_67890_00_toy.ipynb": sol, "doejane_222_333_00_toy-1.ipynb": blank}))
     expected["smithjohn_12345_67890_00_toy.ipynb"] = {"status": "ok", "total": 5.0}
     expected["doejane_222_333_00_toy-1.ipynb"] = {"status": "ok", "total": 0.0}
-    (folder / "moodle.zip").write_bytes(zip_of({
+    (bulk / "moodle.zip").write_bytes(zip_of({
         "Renée Dupont_1234_assignsubmission_file_/00_toy.ipynb": sol,
         "Li Wei_5678_assignsubmission_file_/my notebook.ipynb": b"garbage",
         "__MACOSX/._junk.ipynb": b"junk"}, utf8_names=False))
@@ -245,6 +248,11 @@ def write_class(folder: Path, secrets: list[str]) -> dict[str, dict]:
     expected["alice upload.zip"] = {"status": "ok", "total": 5.0}
     assert sorted(expected) == sorted(NAMES)
     return expected
+
+
+def bulk_downloads(folder: Path) -> list[Path]:
+    """The LMS bulk downloads :func:`write_class` wrote beside ``folder``."""
+    return sorted((folder.parent / "bulk").glob("*.zip"))
 
 
 NAMES = ["good.ipynb", "blank.ipynb", "buggy softmax.ipynb", "Zoë Ångström ünïcode.ipynb", "colab.ipynb",

@@ -228,6 +228,16 @@ def bomb(members: int = 6, size: int = 256 * 2**20) -> bytes:
     return bytes(out + central + end)
 
 
+def deflated_zip_of(members: dict[str, bytes]) -> bytes:
+    """A zip of deflated members (as Canvas's bulk download is)."""
+    import io
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
 def many_entries(n: int = 25_000) -> bytes:
     """A zip whose directory lists ``n`` tiny files (one notebook among them)."""
     import io

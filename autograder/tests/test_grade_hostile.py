@@ -40,8 +40,8 @@ def batch(tmp_path_factory) -> dict:
     secrets = [str(ASSIGNMENT / "tests" / "q1.py"), str(ASSIGNMENT / "tests"), str(out), str(subs),
                str(subs / "good.ipynb"), str(REPO / ".git"), str(REPO / "dev"), str(REPO / "solutions")]
     expected = hostile.write_class(subs, secrets)
-    result = run_grade([subs], out, "--workers", "2", "--timeout", "40", "--cell-timeout", "4",
-                       "--memory", "2")
+    result = run_grade([subs, *hostile.bulk_downloads(subs)], out, "--workers", "2", "--timeout", "40",
+                       "--cell-timeout", "4", "--memory", "2")
     return {"result": result, "out": out, "rows": read_rows(out) if (out / "grades.csv").exists() else {},
             "expected": expected, "subs": subs}
 

@@ -24,6 +24,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import hostile
@@ -163,7 +164,7 @@ def test_the_hand_grading_page_holds_a_figure_from_every_submission(batch):
 def test_course_manual_merges_the_filled_csv_and_refreshes_the_canvas_import(batch, tmp_path):
     out, book = batch["out"], batch["book"]
     rows = list(csv.reader((out / "manual.csv").open(encoding="utf-8")))
-    assert rows[0] == ["file", "id", "q4", "comment"] and len(rows) == 6
+    assert rows[0] == ["file", "id", "q4", "comment", "key"] and len(rows) == 6
     points = {ALICE: "1", BOB: "0.5", CAROL: "1", DAVE: "0", WRONG: "0"}
     mistake = [rows[0]] + [[r[0], r[1], "2" if r[0] == ALICE else points[r[0]], ""] for r in rows[1:]]
     bad = tmp_path / "bad.csv"
@@ -301,3 +302,217 @@ def test_a_real_notebooks_plot_reaches_the_page(tmp_path):
     (figure,) = _pngs(sections["garciamaria_10234_556677_03_attention.ipynb"])
     width, height = _size(figure)
     assert width == 11 * 72 and abs(height - 3.8 * 72) < 1          # figsize=(11, 3.8), 72 dpi
+
+
+# ---------------------------------------------------------------- red team 13 (A1-A5, A7, A8)
+
+SOL_ROW, BLANK_ROW = "honestsol_10101_5001_00_toy.ipynb", "honestblank_10202_5002_00_toy.ipynb"
+EVE_ZIP = "eve_10303_5003_upload.zip"
+CR_STATUS = "carol_10505_5005_00_toy.ipynb"
+FORMULA, QUOTED = "=e_10606_1_a.ipynb", "'=e_10606_1_a.ipynb"
+PAGE_HOG = "dave_10707_5007_00_toy.ipynb"
+SLOW = "aaa_slow_10808_5008_00_toy.ipynb"           # read first: the honest rows come after it
+MOODLE_ALICE = "Alice Jones_102_assignsubmission_file_/00_toy.ipynb"
+MOODLE_EVE = "Eve Evil_103_assignsubmission_file_/work.zip"
+# a cell that finds the runner's message channel and forges a fatal message with a bare \r in it
+FORGED_FATAL = ("import gc\nfor o in gc.get_objects():\n    if type(o).__name__ == '_Channel':\n"
+                "        o.send(t='fatal', reason='see teacher\\rX')\n")
+
+
+def png_of(width: int, height: int, noise: bool = False) -> bytes:
+    """A valid RGB PNG; ``noise``: random pixels (it does not compress)."""
+    raw = b"".join(b"\0" + (os.urandom(3 * width) if noise else bytes(3 * width)) for _ in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw, 1 if noise else 9)) + chunk(b"IEND", b""))
+
+
+def chunk(kind: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+
+def page_hog() -> bytes:
+    """The solution whose q4 answer is a skipped cell with saved images: two of 4000 x 4000 pixels
+    (49 KB each as PNG, 48 MB each once decoded) and four of 700 x 700 random pixels (1.4 MB each)."""
+    nb = hostile.load()
+    cell = hostile.code_cell("train()")
+    cell["metadata"] = {"tags": ["otter_ignore"]}
+    images = [png_of(4000, 4000)] * 2 + [png_of(700, 700, noise=True) for _ in range(4)]
+    cell["outputs"] = [{"output_type": "display_data", "metadata": {},
+                        "data": {"image/png": base64.b64encode(p).decode()}} for p in images]
+    nb["cells"][14] = cell
+    return hostile.dump(nb)
+
+
+def slow_to_read() -> bytes:
+    """24 MB of empty cells: before the fix, 35 s or more in the notebook reader, and every notebook
+    read after it lost its hand-grading answers and week check."""
+    return ('{"cells":[' + ",".join(["{}"] * (8 * 2**20)) + "]}").encode()
+
+
+def zip_bytes(members: list[tuple[str, bytes]]) -> bytes:
+    import zipfile
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members:
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
+def fill_by_column(manual_csv: Path, dest: Path, points: dict[str, str]) -> Path:
+    """What an instructor does in a spreadsheet: q4 of each row (by its file cell) filled in."""
+    with open(manual_csv, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    col = rows[0].index("q4")
+    for r in rows[1:]:
+        r[col] = points.get(r[0], "0")
+    with open(dest, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(rows)
+    return dest
+
+
+REDTEAM_STUDENTS = [("Sol, Honest", "10101", "", "", "A"), ("Blank, Honest", "10202", "", "", "A"),
+                    ("Evil, Points Possible", "10303", "", "", "A"),       # A3: a student so named
+                    ("Friend, Eve's", "10404", "", "", "A"), ("Carol", "10505", "", "", "A")]
+
+
+def grade_folder(subs: list[Path], out: Path, *extra: str) -> subprocess.CompletedProcess:
+    return run("-m", "autograder", *map(str, subs), "--assignment", str(hostile.FIXTURE), "--out", str(out),
+               "--workers", "2", "--no-progress", *extra)
+
+
+def grade_rows(out: Path) -> dict[str, dict]:
+    with open(out / "grades.csv", newline="", encoding="utf-8") as f:
+        return {r["file"]: r for r in csv.DictReader(f)}
+
+
+@pytest.fixture(scope="module")
+def redteam(tmp_path_factory) -> dict:
+    root = tmp_path_factory.mktemp("redteam13")
+    os.chmod(root, 0o755)
+    sol, blank = hostile.SOLUTION.read_bytes(), hostile.BLANK.read_bytes()
+    canvas, moodle, alone = root / "canvas", root / "moodle", root / "alone"
+    for d in (canvas, moodle / MOODLE_ALICE.split("/")[0], moodle / MOODLE_EVE.split("/")[0], alone):
+        d.mkdir(parents=True)
+    for folder in (canvas, alone):
+        (folder / SOL_ROW).write_bytes(sol)
+        (folder / BLANK_ROW).write_bytes(blank)
+    # A2 and A4: Eve's own zip in the extracted download names its members as Canvas names rows:
+    # a classmate who handed in nothing, the blank classmate, and the correct one's exact name;
+    # A1: a member name with a bare \r
+    (canvas / EVE_ZIP).write_bytes(zip_bytes([("friend_10404_9999_00_toy.ipynb", sol),
+                                              ("honestblank_10202_7777_00_toy.ipynb", sol),
+                                              (SOL_ROW, blank), ("part2\r.ipynb", blank)]))
+    (canvas / CR_STATUS).write_bytes(hostile.with_cells(after=[FORGED_FATAL], base=hostile.BLANK))  # A1
+    (canvas / FORMULA).write_bytes(blank)                                                      # A5
+    (canvas / QUOTED).write_bytes(blank)
+    (canvas / PAGE_HOG).write_bytes(page_hog())                                                # A8
+    (canvas / SLOW).write_bytes(slow_to_read())                                                # A7
+    (moodle / MOODLE_ALICE).write_bytes(sol)
+    (moodle / MOODLE_EVE).write_bytes(zip_bytes([(MOODLE_ALICE, blank),                        # A4
+                                                 ("Someone_104_assignsubmission_file_/00_toy.ipynb", sol)]))
+    book = root / "gradebook.csv"
+    book.write_bytes(lms_samples.canvas_gradebook(REDTEAM_STUDENTS))
+    worksheet = root / "worksheet.csv"
+    worksheet.write_bytes(lms_samples.moodle_worksheet([("102", "Alice Jones"), ("103", "Eve Evil"),
+                                                        ("104", "Someone")]))
+    import time
+    t0 = time.monotonic()
+    res = grade_folder([canvas, moodle], root / "out", "--gradebook", str(book))
+    seconds = time.monotonic() - t0
+    res_alone = grade_folder([alone], root / "alone_out")
+    return {"root": root, "out": root / "out", "result": res, "seconds": seconds, "book": book,
+            "worksheet": worksheet, "rows": grade_rows(root / "out") if res.returncode == 0 else {},
+            "alone": grade_rows(root / "alone_out") if res_alone.returncode == 0 else {}}
+
+
+def _score(row: dict) -> list[str]:
+    return [row[k] for k in ("q1", "q2", "q3", "total_points_earned", "grading_status", "id")]
+
+
+def test_redteam_batch_finishes_and_honest_rows_grade_as_alone(redteam):
+    res = redteam["result"]
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    rows, alone = redteam["rows"], redteam["alone"]
+    assert [_score(alone[f]) for f in (SOL_ROW, BLANK_ROW)] == [
+        ["2.0", "2.0", "1.0", "5.0", "ok", "10101"], ["0.0", "0.0", "0.0", "0.0", "ok", "10202"]]
+    for f in (SOL_ROW, BLANK_ROW):
+        assert _score(rows[f]) == _score(alone[f]), f
+    assert not [f for f in rows if "name clash" in f]
+
+
+def test_a1_a_bare_cr_in_a_status_or_a_name_stays_inside_its_cell(redteam):
+    out = redteam["out"]
+    raw = (out / "grades.csv").read_bytes()
+    assert b"\r" not in raw.replace(b"\r\n", b"")          # no bare \r anywhere
+    with open(out / "grades.csv", newline="", encoding="utf-8") as f:
+        table = list(csv.reader(f))
+    assert {len(r) for r in table} == {len(table[0])}
+    rows = redteam["rows"]
+    assert rows[CR_STATUS]["grading_status"] == "error reported by the notebook's process: see teacher?X"
+    assert rows[CR_STATUS]["total_points_earned"] == "0.0"
+    assert rows[f"{EVE_ZIP}/part2?.ipynb"]["id"] == "10303"
+    # the unmodified manual.csv merges (nothing typed, nothing changed), then a filled one merges
+    copy = redteam["root"] / "untouched.csv"
+    shutil.copy(out / "manual.csv", copy)
+    res = run("-m", "course", "manual", str(out), str(copy))
+    assert res.returncode == 0, res.stderr
+
+
+def test_a2_a4_nothing_in_a_students_zip_names_a_classmates_row(redteam):
+    rows = redteam["rows"]
+    eve = {f: r["id"] for f, r in rows.items() if f.startswith(EVE_ZIP + "/")}
+    assert eve == {f"{EVE_ZIP}/friend_10404_9999_00_toy.ipynb": "10303",
+                   f"{EVE_ZIP}/honestblank_10202_7777_00_toy.ipynb": "10303",
+                   f"{EVE_ZIP}/{SOL_ROW}": "10303", f"{EVE_ZIP}/part2?.ipynb": "10303"}
+    assert not [f for f, r in rows.items() if r["id"] == "10404"]
+    assert [f for f, r in rows.items() if r["id"] == "10202"] == [BLANK_ROW]
+    assert [f for f, r in rows.items() if r["id"] == "10101"] == [SOL_ROW]
+    # Moodle: Eve's zip holds Alice's exact path; Alice is graded, Eve's rows are Eve's
+    assert _score(rows[MOODLE_ALICE])[:5] == _score(redteam["alone"][SOL_ROW])[:5]
+    assert rows[MOODLE_ALICE]["id"] == "102"
+    assert {rows[f"{MOODLE_EVE}/{MOODLE_ALICE}"]["id"],
+            rows[f"{MOODLE_EVE}/Someone_104_assignsubmission_file_/00_toy.ipynb"]["id"]} == {"103"}
+
+
+def test_a3_a_student_named_points_possible_gets_a_grade(redteam):
+    got = lms_samples.canvas_import((redteam["out"] / "canvas_import.csv").read_bytes())
+    assert got["points"] == {"4700": "6.00"}
+    assert got["grades"][("10101", "4700")] == "5" and got["grades"][("10202", "4700")] == "0"
+    assert got["grades"][("10303", "4700")] == "5"         # Eve: her own best row (a solution)
+    assert ("10404", "4700") not in got["grades"]            # submitted nothing: not filled in
+    assert "not in the gradebook, left out: 10303" not in redteam["result"].stdout
+    assert "the student 10303 is named with 'Points Possible'" in redteam["result"].stdout
+
+
+def test_a5_names_that_differ_by_a_quote_merge_apart_and_the_moodle_import_follows(redteam, tmp_path):
+    out = redteam["out"]
+    rows = list(csv.reader((out / "manual.csv").open(newline="", encoding="utf-8")))
+    files = [r[0] for r in rows[1:]]
+    assert "'" + FORMULA in files and "'" + QUOTED in files      # two cells, two rows
+    points = {"'" + FORMULA: "1", "'" + QUOTED: "0.5", SOL_ROW: "1", MOODLE_ALICE: "1"}
+    filled = fill_by_column(out / "manual.csv", tmp_path / "filled.csv", points)
+    res = run("-m", "course", "manual", str(out), str(filled), "--gradebook", str(redteam["worksheet"]))
+    assert res.returncode == 0, res.stderr
+    merged = grade_rows(out)
+    assert (merged["'" + FORMULA]["q4"], merged["'" + QUOTED]["q4"]) == ("1.0", "0.5")
+    assert merged[SOL_ROW]["final_points_earned"] == "6.0"
+    moodle = list(csv.DictReader(io.StringIO((out / "moodle_import.csv").read_text(encoding="utf-8"))))
+    assert [(r["Identifier"], r["Grade"]) for r in moodle] == [
+        ("Participant 102", "6"), ("Participant 103", "5"), ("Participant 104", "")]
+
+
+def test_a7_a_notebook_slow_to_read_costs_only_its_own_row(redteam):
+    sections = _sections((redteam["out"] / "manual" / "q4.html").read_text(encoding="utf-8"))
+    for f in (SOL_ROW, BLANK_ROW, MOODLE_ALICE, PAGE_HOG):
+        assert "No answer found" not in sections[f], f
+    assert "No answer found (not inspected" in sections[SLOW]
+    assert redteam["seconds"] < 60, redteam["seconds"]
+
+
+def test_a8_what_one_answer_embeds_in_a_page_is_capped(redteam):
+    sections = _sections((redteam["out"] / "manual" / "q4.html").read_text(encoding="utf-8"))
+    images = _pngs(sections[PAGE_HOG])
+    assert 1 <= len(images) and sum(len(p) for p in images) <= 2 * 2**20
+    assert all(w * h <= 4_000_000 for w, h in map(_size, images))
+    assert sections[PAGE_HOG].count("an image of 4000 x 4000 pixels was left out") == 2
+    assert "this answer's images are over 2 MB on this page" in sections[PAGE_HOG]

@@ -150,13 +150,25 @@ def attack_class(folder: Path) -> dict[str, bytes]:
     bomb = atk.bomb()
     files["bomb.zip"] = bomb
     files["entries.zip"] = atk.many_entries()
-    files["canvas_bomb.zip"] = atk.zip_of({"evilstudent_1_2_upload.zip": bomb,
-                                           "goodstudent_3_4_hw.ipynb": sol})
-    files["canvas_long.zip"] = atk.zip_of({LONG: sol, "short_3_4_hw.ipynb": blank})
     others = sorted(n.removesuffix(".ipynb") for n in files if not n.endswith(".zip"))
     files["s_names.ipynb"] = atk.names_probe(others)
     atk.write(folder, files)
     return files
+
+
+def bulk_downloads(folder: Path) -> list[Path]:
+    """Canvas bulk downloads, given on the command line as an instructor gives them (a zip found in
+    a folder is one student's upload): a bomb inside a student's zip, a long name, and (A6) one
+    student's notebook compressed too well beside an honest padded one and two honest ones."""
+    sol, blank = atk.SOLUTION.read_bytes(), atk.BLANK.read_bytes()
+    atk.write(folder, {"canvas_bomb.zip": atk.zip_of({"evilstudent_1_2_upload.zip": atk.bomb(),
+                                                      "goodstudent_3_4_hw.ipynb": sol}),
+                       "canvas_long.zip": atk.zip_of({LONG: sol, "short_3_4_hw.ipynb": blank}),
+                       "canvas_ratio.zip": atk.deflated_zip_of({
+                           "ratiogood_5_6_hw.ipynb": sol, "ratioblank_7_8_hw.ipynb": blank,
+                           "ratiopadded_9_10_hw.ipynb": blank.rstrip() + b" " * (9 * 2**20),
+                           "ratiobomb_11_12_hw.ipynb": blank.rstrip() + b" " * (80 * 2**20)})})
+    return [folder / n for n in ("canvas_bomb.zip", "canvas_long.zip", "canvas_ratio.zip")]
 
 
 @pytest.fixture(scope="module")
@@ -165,7 +177,8 @@ def attack(tmp_path_factory) -> dict:
     os.chmod(root, 0o755)
     attack_class(root / "class")
     atk.write(root / "extra", {"a9_clash.ipynb": atk.BLANK.read_bytes()})
-    batch = grade([root / "class", root / "extra" / "a9_clash.ipynb"], root / "out", *ATTACK_ARGS)
+    bulk = bulk_downloads(root / "bulk")
+    batch = grade([root / "class", root / "extra" / "a9_clash.ipynb", *bulk], root / "out", *ATTACK_ARGS)
     batch["left"] = leftovers(batch["pid"])
     return batch
 
@@ -239,12 +252,25 @@ def test_zip_bombs_and_oversized_uploads_are_refused_and_the_rest_is_graded(atta
     rows = attack["rows"]
     assert rows["many.zip"]["grading_status"] == \
         "rejected upload: the zip holds 200 notebooks (at most 20 in one upload)"
-    assert rows["bomb.zip"]["grading_status"].startswith("rejected upload: the zip would unpack to 1536 MB")
+    for zipname in ("bomb.zip", "evilstudent_1_2_upload.zip"):       # each member refused on its own row
+        for k in range(6):
+            assert rows[f"{zipname}/part{k}.ipynb"]["grading_status"].startswith(
+                "rejected file: it unpacks to 256 MB from"), (zipname, k)
     assert rows["entries.zip"]["grading_status"] == \
         "rejected upload: the zip has 25000 entries (at most 20000)"
-    assert rows["evilstudent_1_2_upload.zip"]["grading_status"].startswith("rejected upload:")
     assert score(rows["goodstudent_3_4_hw.ipynb"])[3:] == ["5.0", "ok"]
-    assert not [r for r in rows if r.startswith(("many.zip/", "bomb.zip/", "entries.zip/"))]
+    assert not [r for r in rows if r.startswith(("many.zip/", "entries.zip/"))]
+
+
+def test_a6_one_bomb_in_a_bulk_download_costs_only_its_own_row(attack, alone):
+    """Red team 13, A6: before, the whole bulk download was one "rejected upload" row."""
+    rows = attack["rows"]
+    assert score(rows["ratiogood_5_6_hw.ipynb"]) == score(alone["rows"]["a1_honest_correct.ipynb"])
+    assert score(rows["ratioblank_7_8_hw.ipynb"]) == score(alone["rows"]["a2_honest_blank.ipynb"])
+    assert score(rows["ratiopadded_9_10_hw.ipynb"])[3:] == ["0.0", "ok"]       # 9 MB of spaces: no bomb
+    assert rows["ratiobomb_11_12_hw.ipynb"]["grading_status"].startswith(
+        "rejected file: it unpacks to 80 MB from")
+    assert "canvas_ratio.zip" not in rows
 
 
 def test_the_graders_peak_memory_stays_under_200_mb_with_zip_bombs_in_the_batch(attack):
