@@ -491,7 +491,7 @@ class Grader:
         job_msg = {  # names no submission: the staging file is numbered, the name beside it
             "kind": "submission", "id": job.token, "staging": str(job.staging),
             "sandbox": vars(spec), "repo": str(REPO), "cell_timeout": self.args.cell_timeout,
-            "figure_cells": job.figure_cells,
+            "figure_cells": job.figure_cells, "setup": runner_limits.setup_cell(self.asg.given_code),
             "env": {"HOME": scratch, "TMPDIR": tmpdir, "USER": "course-grader",
                     "LOGNAME": "course-grader", "MPLCONFIGDIR": f"{scratch}/.matplotlib",
                     "COURSE_GRADE_JOB": job.token},

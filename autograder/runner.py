@@ -257,8 +257,21 @@ def _otter_stub() -> types.ModuleType:
     return mod
 
 
-def read_notebook(data: bytes) -> tuple[list[dict] | None, str | None]:
-    """The code cells of a notebook, or why it cannot be graded."""
+SETUP_MARK = "# GIVEN: setup."   # the first line of every notebook's setup cell (course/build.py)
+
+
+def setup_cell(given_code: list[str]) -> str | None:
+    """The blank notebook's setup cell, from its code cells."""
+    return next((src for src in given_code if src.startswith(SETUP_MARK)), None)
+
+
+def read_notebook(data: bytes, setup: str | None = None) -> tuple[list[dict] | None, str | None]:
+    """The code cells of a notebook, or why it cannot be graded.
+
+    With `setup`, the notebook's own setup cell (its first code cell that starts with SETUP_MARK)
+    is replaced by this one: the setup cell is the course's, not an answer, and a notebook
+    released by an earlier build has an earlier version of it (which would otherwise read as the
+    student's own code); whatever a student writes into it is not run."""
     if not data.strip():
         return None, "unreadable notebook: empty file"
     try:
@@ -296,6 +309,10 @@ def read_notebook(data: bytes) -> tuple[list[dict] | None, str | None]:
         meta = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
         tags = meta.get("tags") if isinstance(meta.get("tags"), list) else []
         code.append({"index": i + 1, "source": src, "ignore": "otter_ignore" in tags})
+    if setup is not None:
+        first = next((c for c in code if c["source"].lstrip().startswith(SETUP_MARK)), None)
+        if first is not None:
+            first["source"] = setup
     return code, None
 
 
@@ -464,7 +481,7 @@ def child_main(job: dict, msg_fd: int, requests_fd: int, answers_fd: int) -> int
     os.close(devnull)
     chan.send(t="ready")
 
-    cells, problem = read_notebook(data)
+    cells, problem = read_notebook(data, job.get("setup"))
     del data
     if problem is not None:
         chan.send(t="unreadable", reason=problem)
