@@ -50,13 +50,61 @@ def _forbidden_word(word: str) -> str | None:
     return None
 
 
-def _strip_magics(source: str) -> str:
+# The magics whose body still runs under the grader (autograder/runner.py, _Shell.RUN_BODY): the
+# rules read their bodies as the cell's own code.
+RUN_BODY = {"time", "timeit", "capture", "prun"}
+_MAGIC_CALLS = {"run_cell_magic": 2, "run_line_magic": 1}     # where the code is among the arguments
+
+
+def _unfold_magics(tree: ast.Module, depth: int = 0) -> ast.Module:
+    """Replace each ``get_ipython().run_cell_magic("time", "", body)`` (what ``%%time`` becomes; also
+    ``run_line_magic``) by the statements of its body. A call whose magic or body is not a plain
+    string is left as it is (and read as running code built at run time)."""
+
+    class Unfold(ast.NodeTransformer):
+        def visit_Expr(self, node: ast.Expr):
+            call = node.value
+            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                    and call.func.attr in _MAGIC_CALLS and len(call.args) > _MAGIC_CALLS[call.func.attr]
+                    and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in call.args)
+                    and call.args[0].value in RUN_BODY and depth < 8):
+                body = call.args[_MAGIC_CALLS[call.func.attr]].value
+                try:
+                    inner = _unfold_magics(ast.parse(_transform(body)), depth + 1)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    return node
+                return inner.body or node
+            return self.generic_visit(node)
+
+    return ast.fix_missing_locations(Unfold().visit(tree))
+
+
+def _computed_magic(node: ast.AST) -> bool:
+    """A ``run_cell_magic``/``run_line_magic`` call whose arguments are not all plain strings."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _MAGIC_CALLS
+            and not all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args))
+
+
+def _transform(source: str) -> str:
     """IPython syntax (``%magic``, ``!cmd``, ``x?``) as harmless Python, so that the cell parses."""
     try:
         from IPython.core.inputtransformer2 import TransformerManager
         return TransformerManager().transform_cell(source)
     except Exception:
         return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+
+
+def _strip_magics(source: str) -> str:
+    """The cell as plain Python: IPython syntax made harmless, and the bodies of the magics that
+    still run (``%%capture``, ``%%time``, ``%time x = ...``) put in place of the magic."""
+    text = _transform(source)
+    if "_magic" not in text:
+        return text
+    try:
+        return ast.unparse(_unfold_magics(ast.parse(text)))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return text
 
 
 def _parse(cells: Iterable[str]) -> list[ast.Module]:
@@ -120,6 +168,8 @@ def _problems_in(node: ast.AST, torch_aliases: set[str], imported: dict[str, str
                 found.append(f"names {word} in a string")
         elif isinstance(n, ast.Name) and n.id in _DYNAMIC and isinstance(n.ctx, ast.Load):
             found.append(f"runs code built at run time ({_DYNAMIC[n.id]})")
+        elif _computed_magic(n):
+            found.append(f"runs code built at run time ({n.func.attr})")   # not unfolded: not plain strings
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
                 and n.func.id in ("getattr", "setattr") \
                 and n.args and _root_name(n.args[0]) in torch_aliases \
@@ -331,6 +381,11 @@ def suspicious(cells: Iterable[str], numbers: Iterable[int] | None = None) -> li
             elif isinstance(n, ast.Constant) and isinstance(n.value, str):
                 what = next((v for k, v in _SUSPICIOUS_WORDS.items()
                              if k.startswith("/") and k in n.value), None)
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _DYNAMIC:
+                # code the rules cannot read (it may redefine a graded name after its visible definition)
+                what = f"runs code built at run time ({n.func.id})"
+            elif _computed_magic(n):
+                what = f"runs code built at run time ({n.func.attr})"
             elif isinstance(n, (ast.FunctionDef, ast.Name)):
                 name = n.name if isinstance(n, ast.FunctionDef) else n.id
                 what = _SUSPICIOUS_WORDS.get(name)

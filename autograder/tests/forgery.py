@@ -236,6 +236,27 @@ def Attention(q, k, v):
 
 # Points are 0, or "all but the rules point" (ALL_BUT_RULES: the answers are right, the rules are broken).
 ALL_BUT_RULES = "all but the rules point"
+# 13. The forbidden function in a cell magic whose body still runs (%%capture): the rules read the
+# body as the cell's own code (red team 2, #2), the runtime watch switched off inside it.
+HIDDEN_MAGIC = r'''
+%%capture
+import torch.nn.functional as F
+def Attention(q, k, v):
+    with torch._C.DisableTorchFunction():
+        out = F.scaled_dot_product_attention(q, k, v)
+    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+    return out, weights
+'''
+
+# 14. Answers that are constants: the checks the page asks the student to make, set to True in a
+# blank notebook (red team 2, #8): each must say what the student's own Attention does.
+CONSTANTS = r'''
+rows_add_to_one = True
+agrees_with_pytorch = True
+perm = torch.randperm(5)
+shuffle_agrees = True
+'''
+
 ATTACKS: dict[str, dict] = {
     # file: {"base": "blank" | "solution", "cells": [...], "replaces": name or None, "at_most": points,
     #        "exactly": points (optional), "status_start": ... (optional)}
@@ -257,6 +278,9 @@ ATTACKS: dict[str, dict] = {
     "real-time signal.ipynb": {"base": "blank", "cells": [RT_SIGNAL], "at_most": 0.0,
                                "status_start": "process killed by signal 40"},
     "lone surrogates.ipynb": {"base": "blank", "cells": [SURROGATES], "at_most": 0.0},
+    "hidden magic.ipynb": {"base": "solution", "replaces": "Attention", "cells": [HIDDEN_MAGIC],
+                           "exactly": ALL_BUT_RULES, "status_start": "suspicious code"},
+    "constant answers.ipynb": {"base": "blank", "cells": [CONSTANTS], "at_end": True, "at_most": 0.0},
 }
 
 
@@ -288,6 +312,8 @@ def attack_notebook(spec: dict) -> bytes:
             decoy = _code(spec["ignored_after"])
             decoy["metadata"]["tags"] = ["otter_ignore"]
             nb["cells"].insert(nb["cells"].index(hits[-1]) + 1, decoy)
+    elif spec.get("at_end"):
+        nb["cells"].extend(cells)
     else:
         # after the setup cell, so that the attack is in place before the answers are read
         setup = next(i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code")

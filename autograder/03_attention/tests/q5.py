@@ -6,15 +6,24 @@ name = "q5"
 points = 2
 
 @test_case(points=1, hidden=False, 
-    failure_message="shuffle_agrees should be True, the result of torch.allclose(shuffled_out, out[perm], atol=1e-6).")
-def test_shuffle_agrees(shuffle_agrees):
+    failure_message="shuffle_agrees should say what torch.allclose(shuffled_out, out[perm], atol=1e-6) says for your own Attention on your q[perm], k[perm], v[perm] (perm from torch.randperm(5)), compared with your out.")
+def test_shuffle_agrees(Attention, q, k, v, perm, shuffle_agrees):
     import torch
     from course.handles import student
-    agrees = student(shuffle_agrees)
-    assert agrees is True or (type(agrees) is torch.Tensor and agrees.numel() == 1 and (bool(agrees.item()) is True))
+    Attention = student(Attention)
+    q, k, v, perm = (student(q), student(k), student(v), student(perm))
+    answer = student(shuffle_agrees)
+    if type(answer) is torch.Tensor and answer.numel() == 1 and (answer.dtype == torch.bool):
+        answer = bool(answer.item())
+    assert type(answer) is bool, 'shuffle_agrees should be True or False (what torch.allclose gives you)'
+    assert type(perm) is torch.Tensor and sorted(perm.tolist()) == list(range(q.shape[0])), 'perm should be torch.randperm(5): every site once, in a new order'
+    out, _ = Attention(q, k, v)
+    shuffled_out, _ = Attention(q[perm], k[perm], v[perm])
+    truth = type(out) is torch.Tensor and type(shuffled_out) is torch.Tensor and (shuffled_out.shape == out.shape) and torch.allclose(shuffled_out, out[perm], atol=1e-06)
+    assert answer == bool(truth), f'shuffle_agrees is {answer}, but for your Attention it is {bool(truth)}'
 
 @test_case(points=1, hidden=True, 
-    failure_message="Shuffling the sites should shuffle both the output rows and the weights. Site perm[i] is now site i, so the new weights are weights[perm][:, perm] (rows and columns reordered); and your Attention should behave this way for any sizes.")
+    failure_message="Shuffling the sites should shuffle both the output rows and the weights, for any sizes. Site perm[i] is now site i, for the queries (the rows of the weights) and for the keys (their columns). Which of the four expressions moves both?")
 def test_permutation(Attention, shuffled_weights_are):
     import torch
     from course.handles import student, close
