@@ -15,8 +15,11 @@ Each submission becomes a :class:`Submission` whose ``file`` is the name shown i
   the instructor's download names rows and carries LMS ids (:func:`lms_id` reads no id inside a
   zip's own path), never what a student put in a zip.
 
-Control characters, line and paragraph separators and bidirectional overrides in a name become
-``?`` (:data:`autograder.csvcells.CONTROL`): a name is one line in every CSV and page.
+Every name, from the file system or a zip, becomes a row's name in one place (:func:`display_name`):
+bytes that are not UTF-8 (a Latin-1 ``ren\xe9.ipynb``) become U+FFFD, and control characters,
+line and paragraph separators and bidirectional overrides become ``?``
+(:data:`autograder.csvcells.CONTROL`): a name is one line of UTF-8 in every CSV and page, and
+``manual.csv``'s key hashes the very name ``grades.csv`` shows.
 
 Two rows never share a name: when two submissions would, both rows are renamed
 ``NAME (name clash K of N)`` and get a ``name clash`` status instead of grades.
@@ -65,6 +68,7 @@ CHUNK = 1 << 20
 NAME_BYTES = 100                   # the notebook's file name in the scratch folder
 STEM_BYTES = 180                   # results/<stem>.json and feedback/<stem>.md
 
+SURROGATE = re.compile("[\ud800-\udfff]")
 CANVAS = re.compile(r"^[^/_]+_(?:late_)?\d+_\d+_[^/]+$", re.IGNORECASE)
 MOODLE = re.compile(r"^[^/]+_\d+_assign(?:submission|feedback)_[a-z]+_(?:/.+|[^/]+)$")
 
@@ -95,6 +99,20 @@ def lms_id(file: str) -> tuple[str, str] | None:
 def clean_name(name: str) -> str:
     """A name on one line: control characters, separators and bidi overrides become ``?``."""
     return CONTROL.sub("?", name)
+
+
+def display_name(name: str) -> str:
+    """The one way a name from the file system or a zip becomes a row's name (and every other text
+    the grader shows or writes of it): bytes that are not UTF-8 (which Python keeps as lone
+    surrogates, ``ren\\udce9.ipynb``) become U+FFFD, the name is NFC-normalised, and control
+    characters become ``?`` (:func:`clean_name`). The result encodes as UTF-8, so ``grades.csv``,
+    ``manual.csv``'s key and every page show and hash the same text."""
+    if SURROGATE.search(name):
+        try:
+            name = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        except UnicodeEncodeError:                     # a surrogate no file system byte gives
+            name = SURROGATE.sub("\ufffd", name)
+    return clean_name(unicodedata.normalize("NFC", name))
 
 
 class InputError(ValueError):
@@ -138,7 +156,7 @@ def _fix_zip_name(info: zipfile.ZipInfo) -> str:
             name = name.encode("cp437").decode("utf-8")
         except (UnicodeEncodeError, UnicodeDecodeError):
             pass
-    return clean_name(unicodedata.normalize("NFC", name))
+    return display_name(name)
 
 
 def _skipped(parts: tuple[str, ...]) -> bool:
@@ -319,22 +337,24 @@ def _from_zip(path: Path, label: str, stage: _Stage, nested: bool = False,
 
 
 def _one(path: Path, label: str, stage: _Stage, in_folder: bool = False) -> list[Submission]:
+    """The submissions in one file given or found (``label``: its row name, a :func:`display_name`)."""
     if path.suffix.lower() == ".zip":
         return _from_zip(path, label, stage, may_be_bulk=not in_folder)
+    source = display_name(str(path))
     try:
         size = path.stat().st_size
         if size > MAX_NOTEBOOK_BYTES:
             return [Submission(label, None, f"unreadable notebook: too large ({size // 2**20} MB)",
-                               source=str(path))]
+                               source=source)]
         dest = stage.next()
         with open(path, "rb") as f:
             problem = _copy(f, dest, MAX_NOTEBOOK_BYTES)
     except OSError as exc:
-        return [Submission(label, None, f"unreadable file: {exc.strerror}", source=str(path))]
+        return [Submission(label, None, f"unreadable file: {exc.strerror}", source=source)]
     if problem:
         dest.unlink(missing_ok=True)
-        return [Submission(label, None, "unreadable notebook: " + problem, source=str(path))]
-    return [Submission(label, dest, None, notebook_name=short_name(path.name), source=str(path))]
+        return [Submission(label, None, "unreadable notebook: " + problem, source=source)]
+    return [Submission(label, dest, None, notebook_name=short_name(label), source=source)]
 
 
 def collect(args: list[str], staging: Path | None = None) -> list[Submission]:
@@ -353,10 +373,9 @@ def collect(args: list[str], staging: Path | None = None) -> list[Submission]:
                            if p.is_file() and p.suffix.lower() in (".ipynb", ".zip")
                            and not _skipped(p.relative_to(path).parts))
             for p in found:
-                label = clean_name(unicodedata.normalize("NFC", p.relative_to(path).as_posix()))
-                subs.extend(_one(p, label, stage, in_folder=True))
+                subs.extend(_one(p, display_name(p.relative_to(path).as_posix()), stage, in_folder=True))
         elif path.is_file():
-            subs.extend(_one(path, clean_name(unicodedata.normalize("NFC", path.name)), stage))
+            subs.extend(_one(path, display_name(path.name), stage))
         else:
             raise InputError(f"no such file or folder: {arg}")
     _make_unique(subs)

@@ -174,6 +174,18 @@ def test_long_names_get_short_scratch_names_and_short_stems():
     assert len(stem.encode()) <= inputs.STEM_BYTES and stem.startswith("xxxxxxxxxx__😀")
 
 
+def test_a_name_that_is_not_utf8_becomes_one_display_name_everywhere(tmp_path):
+    """Red team 3 A1: a Latin-1 file name (a lone surrogate in Python) crashed collect()."""
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / os.fsdecode(b"ren\xe9.ipynb")).write_bytes(b"1")
+    (tmp_path / "stage").mkdir()
+    (sub,) = inputs.collect([str(tmp_path / "class")], tmp_path / "stage")
+    assert (sub.file, sub.notebook_name, sub.data) == ("ren\ufffd.ipynb", "ren\ufffd.ipynb", b"1")
+    assert "\udce9" not in sub.source and sub.source.endswith("ren\ufffd.ipynb")
+    assert inputs.display_name(os.fsdecode(b"caf\xc3\xa9\x85.ipynb")) == "caf\u00e9\ufffd.ipynb"
+    assert inputs.display_name("a\ud800b\u2028.ipynb") == "a\ufffdb?.ipynb"
+
+
 # ---------------------------------------------------------------- grades.csv
 
 def test_cells_a_spreadsheet_would_run_are_escaped():
