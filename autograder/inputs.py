@@ -33,6 +33,11 @@ MAX_NOTEBOOK_BYTES, a zip over MAX_UPLOAD_BYTES) or compressed suspiciously well
 unpacked and over MAX_RATIO times its packed size: a zip bomb) is refused alone, on its own row:
 one student's file never costs a bulk download's other students their grades. The bytes are not
 parsed here: checking that a notebook is a notebook is the sandboxed runner's job.
+
+Of one student's notebooks (one LMS id, or one upload: :func:`student_key`) at most
+MAX_STUDENT_NOTEBOOKS are run, the first by name; every other one keeps its row, with a ``not
+graded: more than 3 notebooks from one student`` status: each notebook runs to its own time limit,
+and one student must not cost the class 40 of them.
 """
 from __future__ import annotations
 
@@ -58,6 +63,9 @@ MAX_BULK_BYTES = 8 * 2**30
 # one student's upload (a zip that is not an LMS download, or a zip inside one)
 MAX_UPLOAD_ENTRIES = 1_000
 MAX_UPLOAD_NOTEBOOKS = 20
+# one student (one LMS id, or one upload found without an id): at most this many notebooks are run;
+# each runs to its own time limit, so 40 notebooks of one student would cost 40 time limits
+MAX_STUDENT_NOTEBOOKS = 3
 MAX_UPLOAD_BYTES = 512 * 2**20
 # a member that unpacks to more than RATIO_FLOOR bytes may be at most MAX_RATIO times its packed size
 # (below it, any ratio: a notebook's repeated output compresses 1000 times and a notebook of up to
@@ -379,7 +387,42 @@ def collect(args: list[str], staging: Path | None = None) -> list[Submission]:
         else:
             raise InputError(f"no such file or folder: {arg}")
     _make_unique(subs)
+    cap_per_student(subs)
     return subs
+
+
+def student_key(file: str) -> str | None:
+    """Whose a row is, for :data:`MAX_STUDENT_NOTEBOOKS`: its LMS id (``canvas 333``), else the
+    student's upload it came from (the first zip in its path, ``section/alice.zip``), else None
+    (a notebook of its own, given or found by the instructor)."""
+    found = lms_id(file)
+    if found:
+        return " ".join(found)
+    parts = PurePosixPath(file).parts
+    for i, part in enumerate(parts[:-1]):
+        if part.lower().endswith(".zip"):
+            return "/".join(parts[: i + 1])
+    return None
+
+
+def over_cap_status(n: int) -> str:
+    return (f"not graded: more than {MAX_STUDENT_NOTEBOOKS} notebooks from one student ({n} in all; "
+            f"the first {MAX_STUDENT_NOTEBOOKS} by name were graded, grade another one alone)")
+
+
+def cap_per_student(subs: list[Submission]) -> None:
+    """At most MAX_STUDENT_NOTEBOOKS runnable rows per student (:func:`student_key`), the first
+    by name; the others keep their rows with :func:`over_cap_status` and are never run."""
+    runnable: dict[str, list[Submission]] = defaultdict(list)
+    for s in subs:
+        who = student_key(s.file)
+        if who is not None and s.path is not None:
+            runnable[who].append(s)
+    for group in runnable.values():
+        for s in sorted(group, key=lambda s: s.file)[MAX_STUDENT_NOTEBOOKS:]:
+            s.problem = over_cap_status(len(group))
+            s.path.unlink(missing_ok=True)
+            s.path = None
 
 
 def safe_stem(file: str) -> str:

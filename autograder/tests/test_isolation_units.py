@@ -186,6 +186,26 @@ def test_a_name_that_is_not_utf8_becomes_one_display_name_everywhere(tmp_path):
     assert inputs.display_name("a\ud800b\u2028.ipynb") == "a\ufffdb?.ipynb"
 
 
+def test_at_most_three_notebooks_of_one_student_are_run(tmp_path):
+    """Red team 3 A4: two uploads of 20 notebooks by one Canvas student were 40 rows, 40 time limits."""
+    uploads = {f"eve_333_100{k}_{k}.zip": atk.zip_of({f"part{j:02d}.ipynb": b"e" for j in range(20)})
+               for k in (3, 4)}
+    z = _zip(tmp_path, "bulk.zip",
+             {"alice_111_1001_hw.ipynb": b"a", "bob_222_1002_hw.ipynb": b"b", **uploads})
+    (tmp_path / "own.zip").write_bytes(atk.zip_of({f"p{j}.ipynb": b"o" for j in range(5)}))
+    (tmp_path / "stage").mkdir()
+    subs = inputs.collect([str(z), str(tmp_path / "own.zip")], tmp_path / "stage")
+    run = [s.file for s in subs if s.path is not None]
+    assert run == ["alice_111_1001_hw.ipynb", "bob_222_1002_hw.ipynb", "eve_333_1003_3.zip/part00.ipynb",
+                   "eve_333_1003_3.zip/part01.ipynb", "eve_333_1003_3.zip/part02.ipynb",
+                   "own.zip/p0.ipynb", "own.zip/p1.ipynb", "own.zip/p2.ipynb"]
+    held = [s for s in subs if s.path is None]
+    assert len(held) == 37 + 2 and len(subs) == 47
+    assert {s.problem for s in held} == {inputs.over_cap_status(40), inputs.over_cap_status(5)}
+    assert inputs.over_cap_status(40).startswith("not graded: more than 3 notebooks from one student")
+    assert len(list((tmp_path / "stage").glob("*.ipynb"))) == 8
+
+
 # ---------------------------------------------------------------- grades.csv
 
 def test_cells_a_spreadsheet_would_run_are_escaped():
