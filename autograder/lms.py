@@ -21,6 +21,14 @@ never from a name inside a student's zip). Canvas's ``Points Possible`` row is k
 and what it lacks (a row above the students with no ``ID``), never by a student's name.
 The points are ``final_points_earned`` (automatic plus hand-graded points, after ``course manual``),
 or ``total_points_earned`` while hand grading is not done (it says so).
+
+**One grade per student, never the best of several.** A student with several rows (an upload of
+several notebooks, several uploads) gets a grade exported only when every row has the same points;
+when they differ, or when some of that student's notebooks were not graded (over
+:data:`autograder.inputs.MAX_STUDENT_NOTEBOOKS`), nothing is exported for that student (the
+gradebook cell stays as it is) and the terminal lists the rows under ``HELD``, for the instructor
+to decide. Exporting the best row would let one upload carry a guess per answer of a question and
+keep whichever was right.
 """
 from __future__ import annotations
 
@@ -28,18 +36,20 @@ import csv
 import io
 import json
 import re
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .csvcells import CsvRowError, cell_text, csv_text, read_table
-from .inputs import lms_id
+from .inputs import MAX_STUDENT_NOTEBOOKS, lms_id
 
 TITLE_AND_ID = re.compile(r"^(.*)\s\((\d+)\)$")
 NON_ASSIGNMENT = re.compile(r"Current Score|Current Points|Current Grade|Final Score|Final Points|"
                             r"Final Grade|Override Score|Override Grade|Override Status")
 SPECIAL_ROW = re.compile(r"^\s*(Muted|Manual Posting.*)?\s*$", re.IGNORECASE)
 PARTICIPANT = re.compile(r"(\d+)\s*$")
+NOT_GRADED = "not graded"               # the status of a row over the per-student cap (inputs)
 
 
 class GradebookError(ValueError):
@@ -154,8 +164,12 @@ def fmt(points: float) -> str:
     return f"{round(points, 2):.2f}".rstrip("0").rstrip(".")
 
 
-def graded_rows(out: Path) -> tuple[dict[tuple[str, str], tuple[float, str]], list[str], dict]:
-    """From ``out/grades.csv``: {(lms, id): (points, file)}, notes, and questions.json."""
+Student = tuple[str, str]               # (lms, id)
+
+
+def graded_rows(out: Path) -> tuple[dict[Student, tuple[float, str]], list[str], dict, list[str]]:
+    """From ``out/grades.csv``: {(lms, id): (points, file)} to export, notes, questions.json, and
+    the students held for the instructor (:func:`one_grade`), one line each."""
     try:
         spec = json.loads((out / "questions.json").read_text(encoding="utf-8"))
         table = read_table(out / "grades.csv")
@@ -168,9 +182,10 @@ def graded_rows(out: Path) -> tuple[dict[tuple[str, str], tuple[float, str]], li
         raise GradebookError(f"{out / 'grades.csv'} has no column {', '.join(sorted(missing))}")
     rows = [dict(zip(table[0], r, strict=True)) for r in table[1:]]
     has_manual = any(q["manual"] for q in spec["questions"])
-    best: dict[tuple[str, str], tuple[float, str]] = {}
+    students: dict[Student, list[tuple[float, str]]] = defaultdict(list)
+    not_graded: dict[Student, list[str]] = defaultdict(list)
     notes: list[str] = []
-    no_id, skipped, partial, dupes, not_ok = [], [], [], [], []
+    no_id, skipped, partial, not_ok = [], [], [], []
     for row in rows:
         file = cell_text(row["file"])
         status = row.get("grading_status", "")
@@ -181,6 +196,9 @@ def graded_rows(out: Path) -> tuple[dict[tuple[str, str], tuple[float, str]], li
         if status.startswith(("grading error", "name clash")):
             skipped.append(file)
             continue
+        if status.startswith(NOT_GRADED):
+            not_graded[found].append(file)
+            continue
         if status != "ok":
             not_ok.append(file)
         final = row.get("final_points_earned", "").strip()
@@ -190,11 +208,15 @@ def graded_rows(out: Path) -> tuple[dict[tuple[str, str], tuple[float, str]], li
             points = float(row["total_points_earned"])
             if has_manual:
                 partial.append(file)
-        if found in best:
-            dupes.append(f"{found[1]} ({best[found][1]}, {file})")
-            if points <= best[found][0]:
-                continue
-        best[found] = (points, file)
+        students[found].append((points, file))
+    chosen: dict[Student, tuple[float, str]] = {}
+    held: list[str] = []
+    for who in sorted(set(students) | set(not_graded)):
+        grade = one_grade(students.get(who, []), not_graded.get(who, []))
+        if grade is None:
+            held.append(held_line(who, students.get(who, []), not_graded.get(who, [])))
+        else:
+            chosen[who] = grade
     if no_id:
         notes.append(f"{len(no_id)} rows have no Canvas or Moodle id in their name, left out "
                      f"(e.g. {no_id[0]})")
@@ -205,18 +227,34 @@ def graded_rows(out: Path) -> tuple[dict[tuple[str, str], tuple[float, str]], li
                      "with their automatic points only")
     if not_ok:
         notes.append(f"{len(not_ok)} exported rows are not ok (see their grading_status), e.g. {not_ok[0]}")
-    if dupes:
-        notes.append(f"{len(dupes)} students have several rows; the best one was exported: "
-                     + "; ".join(dupes[:5]))
-    return best, notes, spec
+    return chosen, notes, spec, held
+
+
+def one_grade(rows: list[tuple[float, str]], not_graded: list[str]) -> tuple[float, str] | None:
+    """The one grade of a student's rows, or None when it is the instructor's to decide: several
+    rows whose points differ (exporting the best would let one upload hold a guess per answer),
+    or notebooks left ungraded (over the per-student cap). Rows of equal points export."""
+    if not rows or not_graded or len({round(p, 6) for p, _ in rows}) > 1:
+        return None
+    return rows[0]
+
+
+def held_line(who: Student, rows: list[tuple[float, str]], not_graded: list[str]) -> str:
+    """One held student, for the terminal: the id and every row with its points."""
+    parts = [f"{file} ({fmt(points)} points)" for points, file in sorted(rows, key=lambda t: t[1])]
+    if not_graded:
+        parts.append(f"{len(not_graded)} more notebooks not graded (over {MAX_STUDENT_NOTEBOOKS} from "
+                     "one student)")
+    return f"{who[0]} id {who[1]}: " + "; ".join(parts)
 
 
 def export(out: Path, gradebook: Path, column: str | None = None) -> list[str]:
     """Write ``out/canvas_import.csv`` or ``out/moodle_import.csv``; the lines to print."""
     gb = read_gradebook(gradebook)
-    best, notes, spec = graded_rows(out)
+    best, notes, spec, held = graded_rows(out)
     possible = float(spec["auto_points"]) + sum(float(q["points"]) for q in spec["questions"] if q["manual"])
     mine = {i: v for (kind, i), v in best.items() if kind == gb.kind}
+    held = [line for line in held if line.startswith(gb.kind + " ")]
     other = [v[1] for (kind, _i), v in best.items() if kind != gb.kind]
     if other:
         notes.append(f"{len(other)} rows are named as another LMS names them, left out (e.g. {other[0]})")
@@ -237,7 +275,16 @@ def export(out: Path, gradebook: Path, column: str | None = None) -> list[str]:
     dest.write_text(("\ufeff" if gb.bom else "") + text, encoding="utf-8")
     return [f"{dest}: {filled} students' {what} filled in; import it into "
             f"{'Canvas (Grades -> Import)' if gb.kind == 'canvas' else 'Moodle (Upload grading worksheet)'}"
-            ] + [f"note: {n}" for n in notes]
+            ] + [f"note: {n}" for n in notes] + held_lines(held)
+
+
+def held_lines(held: list[str]) -> list[str]:
+    """The students whose grade is left to the instructor, every one of them listed."""
+    if not held:
+        return []
+    return [f"HELD: {len(held)} students have several rows whose points differ (or notebooks not "
+            "graded): none is exported for them, their gradebook cells stay as they are; read their "
+            "rows and enter the grade yourself:"] + [f"  {line}" for line in held]
 
 
 def _canvas(gb: Gradebook, col: int, mine: dict, possible: float,

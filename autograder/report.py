@@ -218,6 +218,31 @@ def _rows_table(assignment: Assignment, results: list[Result]) -> str:
     return "\n".join(out)
 
 
+def _several_rows(results: list[Result]) -> str:
+    """The students (by LMS id) with several rows: with ``--gradebook`` none of them is exported
+    unless every row has the same points (:func:`autograder.lms.one_grade`)."""
+    esc = html.escape
+    groups: dict[tuple[str, str], list[Result]] = {}
+    for r in results:
+        found = lms_id(r.file)
+        if found:
+            groups.setdefault(found, []).append(r)
+    several = {k: v for k, v in sorted(groups.items()) if len(v) > 1}
+    out = [f"<h2>Students with several rows ({len(several)})</h2>"]
+    if not several:
+        return out[0] + "<p>None.</p>"
+    out.append("<p class='warn'>With <code>--gradebook</code>, a student whose rows differ in points "
+               "(or who has notebooks not graded) gets nothing in the LMS import: read the rows and "
+               "enter the grade yourself. Rows of equal points are exported.</p>"
+               "<table><tr><th>id</th><th>file</th><th>points</th><th>grading_status</th></tr>")
+    for (kind, sid), rows in several.items():
+        for r in sorted(rows, key=lambda r: r.file):
+            out.append(f"<tr><td>{esc(kind)} {esc(sid)}</td><td>{esc(r.file)}</td><td>{num(r.total)}</td>"
+                       f"<td>{esc(r.status)}</td></tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
 def report_html(assignment: Assignment, results: list[Result], meta: dict) -> str:
     esc = html.escape
     n = len(results)
@@ -283,6 +308,7 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict) -> st
     else:
         out.append("<p>None.</p>")
 
+    out.append(_several_rows(results))
     out.append(_rows_table(assignment, results))
 
     times = sorted(results, key=lambda r: -r.seconds)

@@ -442,6 +442,36 @@ def test_moodle_worksheet_gets_its_grade_column_filled(tmp_path):
         [("Participant 101", "6", "6.00"), ("Participant 102", "3", "6.00"), ("Participant 103", "", "6.00")]
 
 
+def test_a_student_with_rows_of_different_points_is_held_not_best_of_n(tmp_path):
+    """Red team 3 A6: one upload of several guesses exported its best; now a student's rows must
+    agree, else nothing is exported for that student and the terminal lists every row."""
+    asg = assignment.load(str(hostile.FIXTURE))
+    rows = [("alicesmith_10101_20001_00_toy.ipynb", 5.0, "ok"),
+            ("bobjones_10202_1_up.zip/guess1.ipynb", 5.0, "ok"),           # Bob's guesses differ
+            ("bobjones_10202_1_up.zip/guess2.ipynb", 0.0, "ok"),
+            ("leecarol_10303_2_up.zip/a.ipynb", 3.0, "ok"),                  # Carol's agree
+            ("leecarol_10303_3_copy.ipynb", 3.0, "ok"),
+            ("weekwrong_55555_4_up.zip/a.ipynb", 2.0, "ok"),                 # over the cap
+            ("weekwrong_55555_4_up.zip/d.ipynb", 0.0, inputs.over_cap_status(4))]
+    results = [report.Result(file=f, stem=inputs.safe_stem(f), status=st, question_points={"q1": p})
+               for f, p, st in rows]
+    out = tmp_path / "out"
+    out.mkdir()
+    report.write_all(out, asg, results, {"workers": 1, "mode": "weak"})
+    book = tmp_path / "gradebook.csv"
+    book.write_bytes(lms_samples.canvas_gradebook(lms_samples.STUDENTS))
+    lines = lms.export(out, book)
+    got = lms_samples.canvas_import((out / "canvas_import.csv").read_bytes())
+    assert got["grades"] == {("10101", "4700"): "5", ("10303", "4700"): "3"}
+    held = lines[lines.index(next(x for x in lines if x.startswith("HELD: 2 students"))) + 1:]
+    assert held == ["  canvas id 10202: bobjones_10202_1_up.zip/guess1.ipynb (5 points); "
+                    "bobjones_10202_1_up.zip/guess2.ipynb (0 points)",
+                    "  canvas id 55555: weekwrong_55555_4_up.zip/a.ipynb (2 points); "
+                    "1 more notebooks not graded (over 3 from one student)"]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "Students with several rows (3)" in page and "bobjones_10202_1_up.zip/guess2.ipynb" in page
+
+
 # ---------------------------------------------------------------- the report
 
 def test_histogram_labels_lie_inside_the_picture():
