@@ -72,14 +72,27 @@ class Gradebook:
         return self.rows[0]
 
 
-def _delimiter(lines: list[str]) -> str:
-    """As Canvas decides: ``;`` when it splits the first lines into the same, larger, number of fields."""
+def first_records(text: str, sep: str, n: int = 3) -> list[list[str]]:
+    """The first ``n`` records of ``text`` that are not blank, read as CSV with ``sep``: only ``\r``
+    and ``\n`` end a line, and a quoted field keeps its line breaks (``str.splitlines`` also
+    splits at U+2028, U+0085 and others a student's name may hold)."""
+    records: list[list[str]] = []
+    try:
+        for row in csv.reader(io.StringIO(text, newline=""), delimiter=sep):
+            if len(row) > 1 or (row and row[0].strip()):
+                records.append(row)
+                if len(records) == n:
+                    break
+    except csv.Error:
+        return []
+    return records
+
+
+def _delimiter(text: str) -> str:
+    """As Canvas decides: ``;`` when it splits the first records into the same, larger, number of fields."""
     counts = {}
     for sep in (";", ","):
-        try:
-            sizes = {len(next(csv.reader([line], delimiter=sep), [])) for line in lines}
-        except csv.Error:
-            sizes = {0, 1}
+        sizes = {len(row) for row in first_records(text, sep)}
         counts[sep] = sizes.pop() if len(sizes) == 1 else 0
     return ";" if counts[";"] > counts[","] else ","
 
@@ -94,11 +107,13 @@ def read_gradebook(path: Path) -> Gradebook:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         text = raw.decode("cp1252", "replace")
-    lines = [ln for ln in text.splitlines() if ln.strip()][:3]
-    if not lines:
+    if not text.strip():
         raise GradebookError(f"{path} is empty")
-    sep = _delimiter(lines)
-    rows = [r for r in csv.reader(io.StringIO(text, newline=""), delimiter=sep)]
+    sep = _delimiter(text)
+    try:
+        rows = [r for r in csv.reader(io.StringIO(text, newline=""), delimiter=sep)]
+    except csv.Error as exc:
+        raise GradebookError(f"{path} is not a CSV file ({exc})") from None
     header = [h.strip() for h in rows[0]]
     if len(header) > 3 and "Student" in header[0] and "ID" in header[1]:
         info_end = _section_end(header, path)

@@ -53,10 +53,13 @@ def moodle_worksheet(participants: list[tuple[str, str]], maximum: str = "6.00")
     return buf.getvalue().encode("utf-8")
 
 
-def _canvas_delimiter(lines: list[str]) -> str:
+def _canvas_delimiter(text: str) -> str:
+    """``;`` when it splits the first three records (a CSV reader's, ended by \r or \n only) into
+    the same, larger, number of fields."""
     counts = {}
     for sep in (";", ","):
-        sizes = {len(next(csv.reader([ln], delimiter=sep))) for ln in lines}
+        records = [r for r in csv.reader(io.StringIO(text, newline=""), delimiter=sep) if "".join(r).strip()]
+        sizes = {len(r) for r in records[:3]}
         counts[sep] = sizes.pop() if len(sizes) == 1 else 0
     return ";" if counts[";"] > counts[","] else ","
 
@@ -66,8 +69,7 @@ def canvas_import(data: bytes) -> dict:
     {id: points possible}, "grades": {(user id, assignment id): grade}}; raises ValueError where
     Canvas reports an invalid header."""
     text = data.decode("utf-8-sig")
-    lines = [ln for ln in text.splitlines() if ln.strip()][:3]
-    sep = _canvas_delimiter(lines)
+    sep = _canvas_delimiter(text)
     rows = [r for r in csv.reader(io.StringIO(text, newline=""), delimiter=sep)
             if not re.fullmatch(r"[;, ]*", sep.join(r))]
     header = rows[0]

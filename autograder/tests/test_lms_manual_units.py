@@ -472,6 +472,28 @@ def test_a_student_with_rows_of_different_points_is_held_not_best_of_n(tmp_path)
     assert "Students with several rows (3)" in page and "bobjones_10202_1_up.zip/guess2.ipynb" in page
 
 
+@pytest.mark.parametrize("sep", [",", ";"])
+def test_a_name_with_a_unicode_line_separator_does_not_change_the_delimiter(tmp_path, sep):
+    """Red team 3 A7: str.splitlines split inside a quoted name holding U+2028 or U+0085, and the
+    gradebook was read with the wrong delimiter and refused for the whole class."""
+    out = _graded_for_lms(tmp_path, {})
+    students = [("Aaron\u2028A", "10404", "", "", "S"), ("Nel\u0085N", "10505", "", "", "S")]
+    book = tmp_path / "gradebook.csv"
+    book.write_bytes(lms_samples.canvas_gradebook(students + lms_samples.STUDENTS, sep=sep,
+                                                  manual_posting=False))
+    gb = lms.read_gradebook(book)
+    assert (gb.kind, gb.delimiter, gb.rows[2][0]) == ("canvas", sep, "Aaron\u2028A")
+    lms.export(out, book)
+    got = lms_samples.canvas_import((out / "canvas_import.csv").read_bytes())
+    assert got["grades"][("10101", "4700")] == "5"
+    worksheet = tmp_path / "worksheet.csv"
+    worksheet.write_bytes(lms_samples.moodle_worksheet([("333", "Aaron\u0085A"), ("111", "Alice A")]))
+    assert lms.read_gradebook(worksheet).kind == "moodle"
+    (tmp_path / "open.csv").write_text('Student,ID\n"' + "x" * 200_000 + "\n", encoding="utf-8")
+    with pytest.raises(lms.GradebookError, match="not a CSV file"):
+        lms.read_gradebook(tmp_path / "open.csv")
+
+
 # ---------------------------------------------------------------- the report
 
 def test_histogram_labels_lie_inside_the_picture():
