@@ -11,6 +11,13 @@ code, what it printed, and the figures the grader drew while running the noteboo
 cell, the outputs saved in the notebook). So page 2 is the first manual question, page 3 the
 second and so on, unless an answer runs over a page. ``pages.csv`` lists each PDF's pages.
 
+One student never costs the class its PDFs: an answer's text is cut at
+:data:`autograder.manual.ANSWER_CHARS` characters (with a note), and a PDF that Chromium does not
+write within PDF_SECONDS (Chromium and what it started are then killed) or at all is a row of
+``pages.csv`` (``no PDF: ...``, no file); the students after it are printed. ``pages.csv`` is
+written as ``grades.csv`` is (:mod:`autograder.csvcells`: no cell a spreadsheet runs), and no PDF's
+name starts with a formula character (``=x.ipynb`` prints to ``_=x.pdf``).
+
 Why not Otter's own PDF export: Otter exports the notebook as saved (LaTeX or Playwright's
 Chromium, neither in ``requirements.txt``) and uploads it to Gradescope only with an instructor's
 API token stored in the autograder zip; figures of cells the student never ran are missing. Here
@@ -21,12 +28,12 @@ own HTML, with a Content-Security-Policy that lets no script run and no file loa
 from __future__ import annotations
 
 import argparse
-import csv
 import html
-import io
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -34,7 +41,15 @@ from pathlib import Path
 
 from . import manual
 from .assignment import load
+from .csvcells import FORMULA_START, clean, csv_text, text_cell
 from .report import Result, num, student_id
+
+PDF_SECONDS = 60                      # one student's PDF; over it, that row says so and the others print
+
+
+class PdfError(RuntimeError):
+    """One student's PDF could not be printed."""
+
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 PAGE_STYLE = """
@@ -86,14 +101,45 @@ def student_html(out: Path, assignment: str, questions: list, prompts: dict[str,
     return "".join(parts)
 
 
-def print_pdf(chromium: str, page: Path, pdf: Path, profile: Path, timeout: float = 120) -> None:
-    """``page`` printed to ``pdf`` by headless Chromium."""
-    done = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                           "--disable-dev-shm-usage", "--no-pdf-header-footer",
-                           f"--user-data-dir={profile}", f"--print-to-pdf={pdf}", page.as_uri()],
-                          capture_output=True, text=True, timeout=timeout)
+def print_pdf(chromium: str, page: Path, pdf: Path, profile: Path, timeout: float = PDF_SECONDS) -> None:
+    """``page`` printed to ``pdf`` by headless Chromium; raises :class:`PdfError` when Chromium
+    writes no PDF or runs over ``timeout`` (then Chromium and every process it started are killed)."""
+    pdf.unlink(missing_ok=True)
+    proc = subprocess.Popen([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                             "--disable-dev-shm-usage", "--no-pdf-header-footer",
+                             f"--user-data-dir={profile}", f"--print-to-pdf={pdf}", page.as_uri()],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            errors="replace", start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        pdf.unlink(missing_ok=True)
+        raise PdfError(f"Chromium took over {timeout:.0f} s") from None
+    finally:
+        _kill_group(proc)                            # what Chromium left running
     if not pdf.is_file() or not pdf.read_bytes().startswith(b"%PDF"):
-        raise RuntimeError(f"Chromium wrote no PDF for {page.name}: {done.stderr[-1000:]}")
+        raise PdfError(f"Chromium wrote no PDF ({clean(err[-300:], 300)})")
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def pdf_name(stem: str, used: set[str]) -> str:
+    """The PDF's file name: the row's stem, never starting with a character a spreadsheet reads as
+    a formula (or an apostrophe): such a stem gets a leading ``_``; never one in ``used`` (any
+    case), to which it is added."""
+    base = "_" + stem if stem.startswith(FORMULA_START + ("'",)) else stem
+    name, k = base, 2
+    while name.lower() in used:
+        name, k = f"{base}-{k}", k + 1
+    used.add(name.lower())
+    return name + ".pdf"
 
 
 def page_count(pdf: Path) -> int:
@@ -111,22 +157,26 @@ def write_pdfs(out: Path, dest: Path, chromium: str, assignment: str | None = No
         raise SystemExit(f"{asg.name} has no questions graded by hand")
     prompts = manual.prompts(manual.blank_notebook(asg), asg)
     dest.mkdir(parents=True, exist_ok=True)
-    written, rows = [], []
+    written, rows, used = [], [], set()
     with tempfile.TemporaryDirectory(prefix="gradescope-pdf-") as tmp:
         tmp_path = Path(tmp)
         for r in load_results(out):
-            page = tmp_path / f"{r.stem}.html"
-            page.write_text(student_html(out, asg.name, questions, prompts, r), encoding="utf-8",
-                            errors="replace")
-            pdf = dest / f"{r.stem}.pdf"
-            print_pdf(chromium, page, pdf, tmp_path / "profile")
+            pdf = dest / pdf_name(r.stem, used)
+            try:
+                page = tmp_path / f"{r.stem}.html"
+                page.write_text(student_html(out, asg.name, questions, prompts, r), encoding="utf-8",
+                                errors="replace")
+                print_pdf(chromium, page, pdf, tmp_path / "profile")
+                pages = page_count(pdf)
+            except (PdfError, OSError) as exc:            # one student's PDF, never the class's
+                print(f"course pdfs: {r.file}: no PDF: {exc}", file=sys.stderr)
+                rows.append([r.file, student_id(r.file), "", "0", f"no PDF: {clean(str(exc), 200)}"])
+                continue
             written.append(pdf)
-            rows.append([r.file, student_id(r.file), pdf.name, page_count(pdf), r.status])
-    buf = io.StringIO()
-    writer = csv.writer(buf)
-    writer.writerow(["file", "id", "pdf", "pages", "grading_status"])
-    writer.writerows(rows)
-    (dest / "pages.csv").write_text(buf.getvalue(), encoding="utf-8")
+            rows.append([r.file, student_id(r.file), pdf.name, str(pages), r.status])
+    table = [["file", "id", "pdf", "pages", "grading_status"]]
+    table += [[text_cell(c) for c in row] for row in rows]
+    (dest / "pages.csv").write_text(csv_text(table), encoding="utf-8", errors="replace")
     return written
 
 
