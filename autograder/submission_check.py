@@ -26,6 +26,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 
 try:
     from autograder import notebook_info
@@ -86,8 +87,11 @@ def before(root: str) -> int:
     otter["assignment_name"] = name
     meta["otter"] = otter
     nb["metadata"] = meta
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(nb, f, indent=1, ensure_ascii=False)
+    problem = rewrite(path, nb)
+    if problem:
+        print(f"submission_check: the notebook's metadata could not be restored ({problem}); the "
+              "notebook is left exactly as submitted")
+        return 0
     why = ("its metadata named no assignment (were the cells copied into a new notebook?)" if had is None
            else f"its metadata named {had!r}")
     note = (f"Note: your notebook was graded as {name}, although {why}. If it is not your {name} "
@@ -96,6 +100,24 @@ def before(root: str) -> int:
         f.write(note)
     print(f"submission_check: {note}")
     return 0
+
+
+def rewrite(path: str, nb: dict) -> str | None:
+    """Write ``nb`` over ``path`` all or nothing: into a temporary file beside it, renamed over it
+    only once complete (ASCII JSON: a lone surrogate in a string is written as its escape, as it was
+    read); on any failure the submission is untouched and the reason is returned."""
+    fd, tmp = tempfile.mkstemp(prefix=".submission-", suffix=".ipynb", dir=os.path.dirname(path))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(nb, f, indent=1, ensure_ascii=True)
+        os.replace(tmp, path)
+    except (OSError, ValueError, TypeError, RecursionError) as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return f"{type(exc).__name__}: {str(exc)[:200]}"
+    return None
 
 
 def hidden_cases(tests_dir: str) -> set[str]:

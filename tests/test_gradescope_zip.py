@@ -143,3 +143,50 @@ def test_strip_hidden_code_keeps_public_lines_and_hints():
     out = submission_check.strip_hidden_code(text, {"test_hid"})
     assert "public_line" in out and "secret_line" not in out
     assert "the hint" in out and "AssertionError: b" in out
+
+
+def _check_layout(tmp: Path, nb_text: str) -> Path:
+    """/autograder as Gradescope lays it out for the check: this repository's submission_check.py and
+    notebook_info.py with this week's submission_check.json in source/, the notebook in submission/."""
+    root = tmp / "autograder"
+    for sub in ("source", "submission", "results"):
+        (root / sub).mkdir(parents=True)
+    for name in build.CHECK_FILES:
+        (root / "source" / name).write_bytes((Path(submission_check.__file__).parent / name).read_bytes())
+    (root / "source" / "submission_check.json").write_text(json.dumps(build.check_config(NAME)))
+    (root / "submission" / "sub.ipynb").write_text(nb_text, encoding="utf-8")
+    return root
+
+
+def test_before_restores_metadata_of_a_notebook_with_a_lone_surrogate_whole(tmp_path):
+    """Red team 3 A10: json.dump(ensure_ascii=False) raised on a lone surrogate after open(path, "w")
+    had emptied the submission; exit 1, and Otter graded the cut-off file."""
+    import subprocess
+    import sys
+    nb = json.loads((build.NOTEBOOKS / f"{NAME}.ipynb").read_text(encoding="utf-8"))
+    nb["metadata"].pop("otter", None)
+    nb["cells"][0]["source"] = "PLACEHOLDER"
+    root = _check_layout(tmp_path, json.dumps(nb).replace('"PLACEHOLDER"', '"\\ud800 a note"'))
+    res = subprocess.run([sys.executable, "submission_check.py", "before", str(root)], cwd=root / "source",
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert f"graded as {NAME}" in res.stdout
+    saved = json.loads((root / "submission" / "sub.ipynb").read_text(encoding="utf-8"))
+    assert saved["metadata"]["otter"]["assignment_name"] == NAME
+    assert saved["cells"][0]["source"] == "\ud800 a note" and len(saved["cells"]) == len(nb["cells"])
+    assert [p.name for p in (root / "submission").iterdir()] == ["sub.ipynb"]
+
+
+def test_a_failed_rewrite_leaves_the_submission_untouched(tmp_path, monkeypatch):
+    nb = json.loads((build.NOTEBOOKS / f"{NAME}.ipynb").read_text(encoding="utf-8"))
+    nb["metadata"].pop("otter", None)
+    text = json.dumps(nb)
+    root = _check_layout(tmp_path, text)
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(submission_check.json, "dump", full)
+    assert submission_check.before(str(root)) == 0
+    assert (root / "submission" / "sub.ipynb").read_text(encoding="utf-8") == text
+    assert [p.name for p in (root / "submission").iterdir()] == ["sub.ipynb"]
+    assert not (root / submission_check.NOTE).exists()
