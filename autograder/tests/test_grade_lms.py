@@ -478,10 +478,10 @@ def test_a3_a_student_named_points_possible_gets_a_grade(redteam):
     got = lms_samples.canvas_import((redteam["out"] / "canvas_import.csv").read_bytes())
     assert got["points"] == {"4700": "6.00"}
     assert got["grades"][("10101", "4700")] == "5" and got["grades"][("10202", "4700")] == "0"
-    assert got["grades"][("10303", "4700")] == "5"         # Eve: her own best row (a solution)
+    assert ("10303", "4700") not in got["grades"]            # Eve: rows of 5 and 0 points, held
+    assert "  canvas id 10303: eve_10303_5003_upload.zip/" in redteam["result"].stdout
     assert ("10404", "4700") not in got["grades"]            # submitted nothing: not filled in
     assert "not in the gradebook, left out: 10303" not in redteam["result"].stdout
-    assert "the student 10303 is named with 'Points Possible'" in redteam["result"].stdout
 
 
 def test_a5_names_that_differ_by_a_quote_merge_apart_and_the_moodle_import_follows(redteam, tmp_path):
@@ -498,7 +498,8 @@ def test_a5_names_that_differ_by_a_quote_merge_apart_and_the_moodle_import_follo
     assert merged[SOL_ROW]["final_points_earned"] == "6.0"
     moodle = list(csv.DictReader(io.StringIO((out / "moodle_import.csv").read_text(encoding="utf-8"))))
     assert [(r["Identifier"], r["Grade"]) for r in moodle] == [
-        ("Participant 102", "6"), ("Participant 103", "5"), ("Participant 104", "")]
+        ("Participant 102", "6"), ("Participant 103", ""), ("Participant 104", "")]
+    assert "  moodle id 103: " in res.stdout                # Eve's rows (5 and 0 points) are held
 
 
 def test_a7_a_notebook_slow_to_read_costs_only_its_own_row(redteam):
@@ -516,3 +517,93 @@ def test_a8_what_one_answer_embeds_in_a_page_is_capped(redteam):
     assert all(w * h <= 4_000_000 for w, h in map(_size, images))
     assert sections[PAGE_HOG].count("an image of 4000 x 4000 pixels was left out") == 2
     assert "this answer's images are over 2 MB on this page" in sections[PAGE_HOG]
+
+
+# ---------------------------------------------------------------- red team 3, through the real commands
+
+LATIN1 = os.fsdecode(b"ren\xe9_10909_5009_00_toy.ipynb")       # not UTF-8: a lone surrogate in Python
+LATIN1_ROW = "ren\ufffd_10909_5009_00_toy.ipynb"
+GUESSES = "mallory_10404_6004_guesses.zip"
+HOARD = ("eve_10303_6003_a.zip", "eve_10303_6013_b.zip")
+RT3_STUDENTS = [("Aaron\u2028A", "10999", "", "", "A"), ("Nel\u0085N", "10998", "", "", "A")] \
+    + REDTEAM_STUDENTS + [("Ren", "10909", "", "", "A")]
+
+
+@pytest.fixture(scope="module")
+def redteam3(tmp_path_factory) -> dict:
+    """An extracted folder (the honest solution and blank, a Latin-1 file name) and a Canvas bulk
+    download given as a zip: Eve's two uploads of 5 notebooks each (A4), Mallory's upload of two
+    guesses, a solution and a blank (A6); the gradebook's first students have U+2028 and U+0085 in
+    their names (A7)."""
+    root = tmp_path_factory.mktemp("redteam3")
+    os.chmod(root, 0o755)
+    sol, blank = hostile.SOLUTION.read_bytes(), hostile.BLANK.read_bytes()
+    folder, alone = root / "class", root / "alone"
+    for d in (folder, alone):
+        d.mkdir()
+        (d / SOL_ROW).write_bytes(sol)
+        (d / BLANK_ROW).write_bytes(blank)
+    (folder / LATIN1).write_bytes(sol)
+    uploads = [(name, zip_bytes([(f"part{k}.ipynb", blank) for k in range(5)])) for name in HOARD]
+    bulk = root / "submissions.zip"
+    guesses = zip_bytes([("guess1.ipynb", sol), ("guess2.ipynb", blank)])
+    bulk.write_bytes(zip_bytes([*uploads, (GUESSES, guesses)]))
+    book = root / "gradebook.csv"
+    book.write_bytes(lms_samples.canvas_gradebook(RT3_STUDENTS, manual_posting=False))
+    res = grade_folder([folder, bulk], root / "out", "--gradebook", str(book))
+    res_alone = grade_folder([alone], root / "alone_out")
+    return {"root": root, "out": root / "out", "result": res, "book": book,
+            "rows": grade_rows(root / "out") if res.returncode == 0 else {},
+            "alone": grade_rows(root / "alone_out") if res_alone.returncode == 0 else {}}
+
+
+def test_rt3_batch_finishes_and_honest_rows_grade_as_alone(redteam3):
+    res = redteam3["result"]
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    rows, alone = redteam3["rows"], redteam3["alone"]
+    assert [_score(alone[f]) for f in (SOL_ROW, BLANK_ROW)] == [
+        ["2.0", "2.0", "1.0", "5.0", "ok", "10101"], ["0.0", "0.0", "0.0", "0.0", "ok", "10202"]]
+    for f in (SOL_ROW, BLANK_ROW):
+        assert _score(rows[f]) == _score(alone[f]), f
+    got = lms_samples.canvas_import((redteam3["out"] / "canvas_import.csv").read_bytes())
+    assert got["grades"][("10101", "4700")] == "5" and got["grades"][("10202", "4700")] == "0"
+
+
+def test_rt3_a1_a_name_that_is_not_utf8_is_graded_and_merged_by_course_manual(redteam3, tmp_path):
+    out, rows = redteam3["out"], redteam3["rows"]
+    assert _score(rows[LATIN1_ROW]) == ["2.0", "2.0", "1.0", "5.0", "ok", "10909"]
+    filled = fill_by_column(out / "manual.csv", tmp_path / "filled.csv", {LATIN1_ROW: "1", SOL_ROW: "0.5"})
+    res = run("-m", "course", "manual", str(out), str(filled), "--gradebook", str(redteam3["book"]))
+    assert res.returncode == 0, res.stdout + res.stderr
+    merged = grade_rows(out)
+    assert (merged[LATIN1_ROW]["q4"], merged[LATIN1_ROW]["final_points_earned"]) == ("1.0", "6.0")
+    assert merged[SOL_ROW]["final_points_earned"] == "5.5"
+    got = lms_samples.canvas_import((out / "canvas_import.csv").read_bytes())
+    assert got["grades"][("10909", "4700")] == "6"
+
+
+def test_rt3_a4_one_student_runs_at_most_three_notebooks(redteam3):
+    eve = {f: r for f, r in redteam3["rows"].items() if r["id"] == "10303"}
+    assert len(eve) == 10
+    ran = sorted(f for f, r in eve.items() if r["grading_status"] == "ok")
+    assert ran == [f"{HOARD[0]}/part{k}.ipynb" for k in range(3)]
+    assert {r["grading_status"] for f, r in eve.items() if f not in ran} == {
+        "not graded: more than 3 notebooks from one student (10 in all; the first 3 by name were "
+        "graded, grade another one alone)"}
+
+
+def test_rt3_a6_a_student_whose_rows_differ_is_held_not_best_of_n(redteam3):
+    got = lms_samples.canvas_import((redteam3["out"] / "canvas_import.csv").read_bytes())
+    assert ("10404", "4700") not in got["grades"] and ("10303", "4700") not in got["grades"]
+    out = redteam3["result"].stdout
+    assert "HELD: 2 students have several rows whose points differ" in out
+    assert (f"  canvas id 10404: {GUESSES}/guess1.ipynb (5 points); {GUESSES}/guess2.ipynb (0 points)"
+            in out)
+    assert "canvas id 10303: " in out and "7 more notebooks not graded (over 3 from one student)" in out
+    page = (redteam3["out"] / "report.html").read_text(encoding="utf-8")
+    assert "Students with several rows (2)" in page
+
+
+def test_rt3_a7_a_line_separator_in_a_students_name_keeps_the_gradebook(redteam3):
+    assert "neither a Canvas gradebook" not in redteam3["result"].stderr
+    assert "canvas_import.csv: 3 students' column '00 Toy (4700)' filled in" in redteam3["result"].stdout
