@@ -137,6 +137,7 @@ class Submission:
     stem: str = ""
     notebook_name: str = "submission.ipynb"
     source: str = ""                  # where it came from (the argument, and the member of a zip)
+    upload: str | None = None         # the student's upload (a zip) it came from, if any
 
     @property
     def data(self) -> bytes | None:
@@ -288,10 +289,12 @@ def _member_cap(name: str) -> int:
 
 
 def _from_zip(path: Path, label: str, stage: _Stage, nested: bool = False,
-              may_be_bulk: bool = True) -> list[Submission]:
+              may_be_bulk: bool = True, upload: str | None = None) -> list[Submission]:
     """The submissions in one zip. ``may_be_bulk``: the instructor gave this zip on the command
-    line (an LMS bulk download names its rows); a zip found in a folder or inside a zip is one
-    student's upload (``nested``: inside another zip, so a zip in it is refused)."""
+    line (an LMS bulk download names its rows; any other is the instructor's collection, each
+    notebook its own); a zip found in a folder or inside a zip is one student's upload
+    (``nested``: inside another zip, so a zip in it is refused; ``upload``: whose it is)."""
+    own = upload or (None if may_be_bulk and not nested else label)
     problem = _directory_problem(path)
     if problem:
         return [Submission(label, None, problem, source=label)]
@@ -315,7 +318,7 @@ def _from_zip(path: Path, label: str, stage: _Stage, nested: bool = False,
             dest = stage.next()
             problem = _stage_member(zf, info, dest)
             return [Submission(label, None if problem else dest, problem, notebook_name=short_name(name),
-                               source=f"{label}: {name}")]
+                               source=f"{label}: {name}", upload=own)]
         if not notebooks and not inner_zips:
             return [Submission(label, None, "no notebook in the zip", source=label)]
         subs = []
@@ -324,7 +327,7 @@ def _from_zip(path: Path, label: str, stage: _Stage, nested: bool = False,
             dest = stage.next()
             problem = _stage_member(zf, info, dest)
             subs.append(Submission(row, None if problem else dest, problem, notebook_name=short_name(name),
-                                   source=f"{label}: {name}"))
+                                   source=f"{label}: {name}", upload=own))
         for name, info in inner_zips:
             row = name if bulk else f"{label}/{name}"
             if nested:
@@ -338,7 +341,7 @@ def _from_zip(path: Path, label: str, stage: _Stage, nested: bool = False,
                                        source=f"{label}: {name}"))
                 continue
             try:
-                subs.extend(_from_zip(tmp, row, stage, nested=True))
+                subs.extend(_from_zip(tmp, row, stage, nested=True, upload=own or row))
             finally:
                 tmp.unlink(missing_ok=True)
         return subs
@@ -391,18 +394,12 @@ def collect(args: list[str], staging: Path | None = None) -> list[Submission]:
     return subs
 
 
-def student_key(file: str) -> str | None:
+def student_key(sub: Submission) -> str | None:
     """Whose a row is, for :data:`MAX_STUDENT_NOTEBOOKS`: its LMS id (``canvas 333``), else the
-    student's upload it came from (the first zip in its path, ``section/alice.zip``), else None
-    (a notebook of its own, given or found by the instructor)."""
-    found = lms_id(file)
-    if found:
-        return " ".join(found)
-    parts = PurePosixPath(file).parts
-    for i, part in enumerate(parts[:-1]):
-        if part.lower().endswith(".zip"):
-            return "/".join(parts[: i + 1])
-    return None
+    student's upload it came from (a zip found in a folder or inside a zip), else None (a notebook
+    of its own: given or found by the instructor, or a member of a zip the instructor gave)."""
+    found = lms_id(sub.file)
+    return " ".join(found) if found else sub.upload
 
 
 def over_cap_status(n: int) -> str:
@@ -415,7 +412,7 @@ def cap_per_student(subs: list[Submission]) -> None:
     by name; the others keep their rows with :func:`over_cap_status` and are never run."""
     runnable: dict[str, list[Submission]] = defaultdict(list)
     for s in subs:
-        who = student_key(s.file)
+        who = student_key(s)
         if who is not None and s.path is not None:
             runnable[who].append(s)
     for group in runnable.values():

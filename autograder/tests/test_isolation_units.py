@@ -192,18 +192,22 @@ def test_at_most_three_notebooks_of_one_student_are_run(tmp_path):
                for k in (3, 4)}
     z = _zip(tmp_path, "bulk.zip",
              {"alice_111_1001_hw.ipynb": b"a", "bob_222_1002_hw.ipynb": b"b", **uploads})
-    (tmp_path / "own.zip").write_bytes(atk.zip_of({f"p{j}.ipynb": b"o" for j in range(5)}))
+    (tmp_path / "folder").mkdir()      # a zip found in a folder is one student's upload
+    (tmp_path / "folder" / "own.zip").write_bytes(atk.zip_of({f"p{j}.ipynb": b"o" for j in range(5)}))
+    # a zip the instructor gives that is not an LMS download is the instructor's own collection
+    (tmp_path / "class.zip").write_bytes(atk.zip_of({f"s{j}.ipynb": b"c" for j in range(5)}))
     (tmp_path / "stage").mkdir()
-    subs = inputs.collect([str(z), str(tmp_path / "own.zip")], tmp_path / "stage")
+    subs = inputs.collect([str(z), str(tmp_path / "folder"), str(tmp_path / "class.zip")], tmp_path / "stage")
     run = [s.file for s in subs if s.path is not None]
     assert run == ["alice_111_1001_hw.ipynb", "bob_222_1002_hw.ipynb", "eve_333_1003_3.zip/part00.ipynb",
                    "eve_333_1003_3.zip/part01.ipynb", "eve_333_1003_3.zip/part02.ipynb",
-                   "own.zip/p0.ipynb", "own.zip/p1.ipynb", "own.zip/p2.ipynb"]
+                   "own.zip/p0.ipynb", "own.zip/p1.ipynb", "own.zip/p2.ipynb",
+                   *[f"class.zip/s{j}.ipynb" for j in range(5)]]
     held = [s for s in subs if s.path is None]
-    assert len(held) == 37 + 2 and len(subs) == 47
+    assert len(held) == 37 + 2 and len(subs) == 52
     assert {s.problem for s in held} == {inputs.over_cap_status(40), inputs.over_cap_status(5)}
     assert inputs.over_cap_status(40).startswith("not graded: more than 3 notebooks from one student")
-    assert len(list((tmp_path / "stage").glob("*.ipynb"))) == 8
+    assert len(list((tmp_path / "stage").glob("*.ipynb"))) == 13
 
 
 # ---------------------------------------------------------------- grades.csv
