@@ -82,7 +82,9 @@ MOODLE = re.compile(r"^[^/]+_\d+_assign(?:submission|feedback)_[a-z]+_(?:/.+|[^/
 
 
 CANVAS_ID = re.compile(r"^[^/_]+_(?:late_)?(\d+)_\d+_.", re.IGNORECASE)
-MOODLE_ID = re.compile(r"^[^/_]+_(\d+)_assign(?:submission|feedback)_[a-z]+_")
+# The full name may hold underscores; the id is the first number followed by _assignsubmission_
+# (what follows is the student's own file name, which may imitate the pattern).
+MOODLE_ID = re.compile(r"^[^/]+?_(\d+)_assign(?:submission|feedback)_[a-z]+_")
 
 
 def lms_id(file: str) -> tuple[str, str] | None:

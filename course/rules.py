@@ -80,10 +80,14 @@ def _unfold_magics(tree: ast.Module, depth: int = 0) -> ast.Module:
 
 
 def _computed_magic(node: ast.AST) -> bool:
-    """A ``run_cell_magic``/``run_line_magic`` call whose arguments are not all plain strings."""
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and node.func.attr in _MAGIC_CALLS
-            and not all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args))
+    """A ``run_cell_magic``/``run_line_magic`` call left after :func:`_unfold_magics` that may run
+    code the rules have not read: its arguments are not all plain strings, or it names a magic
+    whose body runs (not a statement of its own as IPython writes it, or nested too deep)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _MAGIC_CALLS):
+        return False
+    plain = all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args)
+    return not plain or (bool(node.args) and node.args[0].value in RUN_BODY)
 
 
 def _transform(source: str) -> str:

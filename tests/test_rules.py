@@ -54,3 +54,17 @@ def test_code_from_strings_that_the_rules_cannot_read_is_suspicious():
     # inside the graded definition it also breaks the rules
     inside = "def Attention(q, k, v):\n    get_ipython().run_line_magic('time', code)\n    return q, k\n"
     assert any("run_line_magic" in b for b in static_uses([inside], ["Attention"]))
+
+
+def test_a_magic_call_the_rules_cannot_unfold_is_suspicious():
+    """Red team 4: a magic whose body runs, called inside an expression or nested past the limit."""
+    body = IN_CAPTURE.split("\n", 1)[1]
+    nested = repr(body)
+    for _ in range(9):
+        nested = repr(f"get_ipython().run_cell_magic('time', '', {nested})\n")
+    for cell in (f"_ = get_ipython().run_cell_magic('capture', '', {body!r})",
+                 f"(get_ipython().run_cell_magic('time', '', {body!r}),)",
+                 eval(nested)):
+        assert any("runs code built at run time" in o for o in suspicious([HONEST, cell])), cell
+    # magics that do not run code under the grader stay quiet
+    assert suspicious([HONEST, "%%bash\necho hi", "%%writefile x.py\nprint(1)", "%matplotlib inline"]) == []

@@ -48,6 +48,10 @@ def chunk(kind: bytes, body: bytes) -> bytes:
     ("John Smith_123_assignsubmission_file_/01_no_talking.ipynb", ("moodle", "123")),
     ("Renée Ø_0042_assignsubmission_file_hw.ipynb", ("moodle", "42")),
     ("alice.ipynb", None),
+    # red team 4: a full name with underscores is still the folder's owner, never the file names in it
+    ("Eve_Evil_123_assignsubmission_file_/Vic Tim_456_assignsubmission_file_0.ipynb", ("moodle", "123")),
+    ("Eve_Evil_123_assignsubmission_file_/vic_456_789_x.ipynb", ("moodle", "123")),
+    ("Eve_123_assignsubmission_file_x_456_assignsubmission_file_y.ipynb", ("moodle", "123")),
     ("alice_smith.ipynb", None),
     ("hw_final_2.ipynb", None),
 ])
