@@ -56,25 +56,48 @@ RUN_BODY = {"time", "timeit", "capture", "prun"}
 _MAGIC_CALLS = {"run_cell_magic": 2, "run_line_magic": 1}     # where the code is among the arguments
 
 
+def _magic_body(node: ast.AST, depth: int) -> list[ast.stmt] | None:
+    """The statements a ``run_cell_magic``/``run_line_magic`` call runs under the grader (a magic
+    in RUN_BODY, called with plain strings), unfolded in turn; None for any other node."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _MAGIC_CALLS and len(node.args) > _MAGIC_CALLS[node.func.attr]
+            and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args)
+            and node.args[0].value in RUN_BODY and depth < 8):
+        return None
+    try:
+        inner = _unfold_magics(ast.parse(_transform(node.args[_MAGIC_CALLS[node.func.attr]].value)),
+                               depth + 1)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return inner.body or [ast.Pass()]
+
+
+def _own_expressions(stmt: ast.stmt) -> Iterable[ast.AST]:
+    """Every node in a statement's own expressions (not in the statements nested in its body)."""
+    for _, value in ast.iter_fields(stmt):
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, (ast.expr, ast.withitem, ast.keyword, ast.arguments, ast.comprehension)):
+                yield from ast.walk(item)
+
+
 def _unfold_magics(tree: ast.Module, depth: int = 0) -> ast.Module:
-    """Replace each ``get_ipython().run_cell_magic("time", "", body)`` (what ``%%time`` becomes; also
-    ``run_line_magic``) by the statements of its body. A call whose magic or body is not a plain
-    string is left as it is (and read as running code built at run time)."""
+    """Put the statements of each ``get_ipython().run_cell_magic("time", "", body)`` (what
+    ``%%time`` becomes; also ``run_line_magic``) in place of the call: instead of it when the call
+    is a statement of its own (as IPython writes it), else right after the statement that makes
+    it. A call whose magic or body is not a plain string, or nested over 8 deep, is left as it is
+    (and read as running code built at run time)."""
 
     class Unfold(ast.NodeTransformer):
-        def visit_Expr(self, node: ast.Expr):
-            call = node.value
-            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                    and call.func.attr in _MAGIC_CALLS and len(call.args) > _MAGIC_CALLS[call.func.attr]
-                    and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in call.args)
-                    and call.args[0].value in RUN_BODY and depth < 8):
-                body = call.args[_MAGIC_CALLS[call.func.attr]].value
-                try:
-                    inner = _unfold_magics(ast.parse(_transform(body)), depth + 1)
-                except (SyntaxError, ValueError, RecursionError, MemoryError):
-                    return node
-                return inner.body or node
-            return self.generic_visit(node)
+        def generic_visit(self, node: ast.AST):
+            node = super().generic_visit(node)
+            if not isinstance(node, ast.stmt):
+                return node
+            if isinstance(node, ast.Expr):
+                inner = _magic_body(node.value, depth)
+                if inner is not None:
+                    return inner
+            extra = [s for n in _own_expressions(node) for s in (_magic_body(n, depth) or [])]
+            return [node, *extra] if extra else node
 
     return ast.fix_missing_locations(Unfold().visit(tree))
 
@@ -87,7 +110,7 @@ def _computed_magic(node: ast.AST) -> bool:
             and node.func.attr in _MAGIC_CALLS):
         return False
     plain = all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args)
-    return not plain or (bool(node.args) and node.args[0].value in RUN_BODY)
+    return not plain or (bool(node.args) and node.args[0].value in RUN_BODY)   # left: not unfolded
 
 
 def _transform(source: str) -> str:

@@ -56,15 +56,23 @@ def test_code_from_strings_that_the_rules_cannot_read_is_suspicious():
     assert any("run_line_magic" in b for b in static_uses([inside], ["Attention"]))
 
 
-def test_a_magic_call_the_rules_cannot_unfold_is_suspicious():
-    """Red team 4: a magic whose body runs, called inside an expression or nested past the limit."""
+def test_a_magic_called_inside_an_expression_is_read_too():
+    """Red team 4: `_ = get_ipython().run_cell_magic(...)` and `(run_cell_magic(...),)` ran unread."""
     body = IN_CAPTURE.split("\n", 1)[1]
-    nested = repr(body)
-    for _ in range(9):
-        nested = repr(f"get_ipython().run_cell_magic('time', '', {nested})\n")
     for cell in (f"_ = get_ipython().run_cell_magic('capture', '', {body!r})",
                  f"(get_ipython().run_cell_magic('time', '', {body!r}),)",
-                 eval(nested)):
-        assert any("runs code built at run time" in o for o in suspicious([HONEST, cell])), cell
+                 f"if True:\n    print(get_ipython().run_line_magic('time', {body.splitlines()[0]!r}),\n"
+                 f"          get_ipython().run_cell_magic('prun', '', {body!r}))"):
+        broken = static_uses([HONEST, cell], ["Attention"])
+        assert any("scaled_dot_product_attention" in b for b in broken), (cell, broken)
+        assert any("DisableTorchFunction" in o for o in suspicious([HONEST, cell])), cell
+
+
+def test_a_magic_nested_past_the_limit_is_suspicious():
+    nested = repr(IN_CAPTURE.split("\n", 1)[1])
+    for _ in range(9):
+        nested = repr(f"get_ipython().run_cell_magic('time', '', {nested})\n")
+    odd = suspicious([HONEST, eval(nested)])
+    assert any("runs code built at run time" in o for o in odd), odd
     # magics that do not run code under the grader stay quiet
     assert suspicious([HONEST, "%%bash\necho hi", "%%writefile x.py\nprint(1)", "%matplotlib inline"]) == []
