@@ -15,7 +15,8 @@ Three rules keep one row from breaking another's:
 
 :func:`file_key` is the opaque key that joins ``manual.csv`` (and any filled-in copy of it) to
 ``grades.csv``: it depends only on the row's name, holds only letters and digits, and no
-spreadsheet changes it.
+spreadsheet changes it. :func:`read_spreadsheet` reads back what a person's spreadsheet saved (a
+filled-in ``manual.csv``, an LMS gradebook export).
 """
 from __future__ import annotations
 
@@ -81,3 +82,50 @@ def read_table(path: Path, width: int | None = None) -> list[list[str]]:
             raise CsvRowError(f"{path.name} row {n} has {len(row)} fields, not {want} as the header: "
                               "the file was changed by hand? (run course grade again)")
     return rows
+
+
+def first_records(text: str, sep: str, n: int = 3) -> list[list[str]]:
+    """The first ``n`` records of ``text`` that are not blank, read as CSV with ``sep``: only ``\r``
+    and ``\n`` end a line, and a quoted field keeps its line breaks (``str.splitlines`` also
+    splits at U+2028, U+0085 and others a student's name may hold)."""
+    records: list[list[str]] = []
+    try:
+        for row in csv.reader(io.StringIO(text, newline=""), delimiter=sep):
+            if len(row) > 1 or (row and row[0].strip()):
+                records.append(row)
+                if len(records) == n:
+                    break
+    except csv.Error:
+        return []
+    return records
+
+
+def sniff_delimiter(text: str) -> str:
+    """As Canvas decides: ``;`` when it splits the first records into the same, larger, number of
+    fields (a spreadsheet with decimal commas saves with ``;``); when neither splits them evenly
+    (a CSV typed by hand, a row left short), the one that splits the header into more fields."""
+    records = {sep: first_records(text, sep) for sep in (";", ",")}
+    counts = {}
+    for sep, rows in records.items():
+        sizes = {len(row) for row in rows}
+        counts[sep] = sizes.pop() if len(sizes) == 1 else 0
+        counts[sep] = counts[sep] if counts[sep] > 1 else 0
+    if not any(counts.values()):
+        counts = {sep: len(rows[0]) if rows else 0 for sep, rows in records.items()}
+    return ";" if counts[";"] > counts[","] else ","
+
+
+def read_spreadsheet(raw: bytes) -> tuple[list[list[str]], str, bool]:
+    """(rows, delimiter, had a UTF-8 BOM) of a CSV file as a person's spreadsheet saved it: UTF-8,
+    else cp1252 (an Excel "CSV" save on Windows); ``,`` or ``;``; never with universal newlines (a
+    quoted ``\r`` stays inside its field). Raises :class:`CsvRowError` when it is not CSV."""
+    bom = raw.startswith(b"\xef\xbb\xbf")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = raw.decode("cp1252", "replace")
+    sep = sniff_delimiter(text)
+    try:
+        return list(csv.reader(io.StringIO(text, newline=""), delimiter=sep)), sep, bom
+    except csv.Error as exc:
+        raise CsvRowError(f"not a CSV file ({exc})") from None

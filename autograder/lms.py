@@ -32,8 +32,6 @@ keep whichever was right.
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
 from collections import defaultdict
@@ -41,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .csvcells import CsvRowError, cell_text, csv_text, read_table
+from .csvcells import CsvRowError, cell_text, csv_text, read_spreadsheet, read_table
 from .inputs import MAX_STUDENT_NOTEBOOKS, lms_id
 
 TITLE_AND_ID = re.compile(r"^(.*)\s\((\d+)\)$")
@@ -72,48 +70,17 @@ class Gradebook:
         return self.rows[0]
 
 
-def first_records(text: str, sep: str, n: int = 3) -> list[list[str]]:
-    """The first ``n`` records of ``text`` that are not blank, read as CSV with ``sep``: only ``\r``
-    and ``\n`` end a line, and a quoted field keeps its line breaks (``str.splitlines`` also
-    splits at U+2028, U+0085 and others a student's name may hold)."""
-    records: list[list[str]] = []
-    try:
-        for row in csv.reader(io.StringIO(text, newline=""), delimiter=sep):
-            if len(row) > 1 or (row and row[0].strip()):
-                records.append(row)
-                if len(records) == n:
-                    break
-    except csv.Error:
-        return []
-    return records
-
-
-def _delimiter(text: str) -> str:
-    """As Canvas decides: ``;`` when it splits the first records into the same, larger, number of fields."""
-    counts = {}
-    for sep in (";", ","):
-        sizes = {len(row) for row in first_records(text, sep)}
-        counts[sep] = sizes.pop() if len(sizes) == 1 else 0
-    return ";" if counts[";"] > counts[","] else ","
-
-
 def read_gradebook(path: Path) -> Gradebook:
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise GradebookError(f"cannot read the gradebook {path}: {exc.strerror}") from None
-    bom = raw.startswith(b"\xef\xbb\xbf")
     try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = raw.decode("cp1252", "replace")
-    if not text.strip():
+        rows, sep, bom = read_spreadsheet(raw)
+    except CsvRowError as exc:
+        raise GradebookError(f"{path} is {exc}") from None
+    if not any(any(cell.strip() for cell in row) for row in rows):
         raise GradebookError(f"{path} is empty")
-    sep = _delimiter(text)
-    try:
-        rows = [r for r in csv.reader(io.StringIO(text, newline=""), delimiter=sep)]
-    except csv.Error as exc:
-        raise GradebookError(f"{path} is not a CSV file ({exc})") from None
     header = [h.strip() for h in rows[0]]
     if len(header) > 3 and "Student" in header[0] and "ID" in header[1]:
         info_end = _section_end(header, path)

@@ -32,7 +32,6 @@ import argparse
 import base64
 import csv
 import html
-import io
 import json
 import math
 import struct
@@ -42,7 +41,7 @@ from typing import Any
 
 from . import notebook_info
 from .assignment import PACKAGE_DIR, Assignment
-from .csvcells import CsvRowError, cell_text, csv_text, file_key, read_table, text_cell
+from .csvcells import CsvRowError, cell_text, csv_text, file_key, read_spreadsheet, read_table, text_cell
 from .report import EXTRA_COLUMNS, Result, num, student_id
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
@@ -334,19 +333,11 @@ def write_pages(out: Path, asg: Assignment, results: list[Result]) -> list[str]:
 # ---------------------------------------------------------------- merging a filled-in CSV
 
 def _read_csv(path: Path) -> list[list[str]]:
-    """A filled-in CSV as a person's spreadsheet saved it: its bytes decoded (UTF-8, else cp1252),
-    never with universal newlines (a quoted ``\r`` stays inside its field)."""
-    raw = path.read_bytes()
+    """A filled-in CSV as a person's spreadsheet saved it (:func:`csvcells.read_spreadsheet`)."""
     try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = raw.decode("cp1252", "replace")           # an Excel "CSV" save on Windows
-    first = text.replace("\r", "\n").split("\n", 1)[0]
-    delimiter = ";" if first.count(";") > first.count(",") else ","
-    try:
-        return list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
-    except csv.Error as exc:
-        raise ManualError(f"{path.name} is not a CSV file ({exc})") from None
+        return read_spreadsheet(path.read_bytes())[0]
+    except CsvRowError as exc:
+        raise ManualError(f"{path.name} is {exc}") from None
 
 
 def parse_points(text: str) -> float | None:

@@ -594,3 +594,16 @@ def test_the_reader_refuses_a_notebook_of_too_many_cells_at_once():
     t0 = time.monotonic()
     assert notebook_info.inspect(data, ["q4"]) == {"error": "not inspected (over 5000 cells)"}
     assert time.monotonic() - t0 < 3
+
+
+@pytest.mark.parametrize("raw, sep, first", [
+    (b"file;id;q4\r\na.ipynb;1;0,5\r\nb.ipynb;2;1\r\n", ";", ["file", "id", "q4"]),    # decimal commas
+    (b"file,id,q4,comment,key\na.ipynb,1,1,\nb.ipynb,2,0,\n", ",", ["file", "id", "q4", "comment", "key"]),
+    ('Student,ID\r\n"Aaron\u2028A",1\r\n'.encode(), ",", ["Student", "ID"]),
+    ("file;q4\r\nRen\u00e9e.ipynb;1\r\n".encode("cp1252"), ";", ["file", "q4"]),
+])
+def test_a_spreadsheets_csv_is_read_with_its_delimiter(raw, sep, first):
+    """One reader for what a person's spreadsheet saved (manual.csv filled in, LMS gradebooks)."""
+    rows, got, bom = csvcells.read_spreadsheet(raw)
+    assert (got, rows[0], bom) == (sep, first, False)
+    assert rows[-1][0] in ("b.ipynb", "Aaron\u2028A", "Ren\u00e9e.ipynb")
