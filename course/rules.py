@@ -56,13 +56,16 @@ RUN_BODY = {"time", "timeit", "capture", "prun"}
 _MAGIC_CALLS = {"run_cell_magic": 2, "run_line_magic": 1}     # where the code is among the arguments
 
 
+def _plain_strings(args: list[ast.expr]) -> bool:
+    return all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in args)
+
+
 def _magic_body(node: ast.AST, depth: int) -> list[ast.stmt] | None:
     """The statements a ``run_cell_magic``/``run_line_magic`` call runs under the grader (a magic
     in RUN_BODY, called with plain strings), unfolded in turn; None for any other node."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
             and node.func.attr in _MAGIC_CALLS and len(node.args) > _MAGIC_CALLS[node.func.attr]
-            and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args)
-            and node.args[0].value in RUN_BODY and depth < 8):
+            and _plain_strings(node.args) and node.args[0].value in RUN_BODY and depth < 8):
         return None
     try:
         inner = _unfold_magics(ast.parse(_transform(node.args[_MAGIC_CALLS[node.func.attr]].value)),
@@ -109,8 +112,7 @@ def _computed_magic(node: ast.AST) -> bool:
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
             and node.func.attr in _MAGIC_CALLS):
         return False
-    plain = all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args)
-    return not plain or (bool(node.args) and node.args[0].value in RUN_BODY)   # left: not unfolded
+    return not _plain_strings(node.args) or (bool(node.args) and node.args[0].value in RUN_BODY)
 
 
 def _transform(source: str) -> str:

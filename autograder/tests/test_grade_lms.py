@@ -32,10 +32,11 @@ import lms_samples
 import pytest
 
 from autograder import notebook_info
+from autograder.gradescope_pdf import find_chromium
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
-CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+CHROMIUM = find_chromium()
 EVIL = "<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=1\">"
 ALICE, BOB, CAROL, DAVE = ("alicesmith_10101_20001_00_toy.ipynb", "bobjones_LATE_10202_20002_00_toy.ipynb",
                            "leecarol_10303_20003_00_toy.ipynb", "kimdave_10404_20004_00_toy.ipynb")
