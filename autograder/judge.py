@@ -85,7 +85,7 @@ class PipeTransport(handles.Transport):
                 if len(self.buf) >= 4 + n:
                     body = bytes(self.buf[4:4 + n])
                     del self.buf[:4 + n]
-                    return wire.decode(body)
+                    return wire.decode(body, meta=self.meta_ok)
             self._wait(self.ans)
             chunk = os.read(self.ans, 1 << 20)
             if not chunk:
@@ -144,7 +144,10 @@ def _failure(exc: BaseException, filename: str, lines: list[str], q: str) -> str
     message = "Test case failed"
     if line_no is not None and 0 < line_no <= len(lines):
         message += f"\nError at line {line_no} in test {q}:\n  {lines[line_no - 1].strip()}"
-    text = f"{type(exc).__name__}: {exc}".strip()
+    if isinstance(exc, handles.StudentError):
+        text = exc.student_text().strip()
+    else:
+        text = f"{type(exc).__name__}: {exc}".strip()
     return message + "\n" + (text if len(text) <= 1500 else text[:1500] + "...")
 
 

@@ -569,7 +569,7 @@ def serve(env: dict, requests_fd: int, answers_fd: int) -> None:
     before anything else.
     """
     from course import wire
-    from course.serve import Server
+    from course.serve import GivenPieceError, Server, callback_frame
 
     reader = _FrameReader(requests_fd)
 
@@ -584,12 +584,16 @@ def serve(env: dict, requests_fd: int, answers_fd: int) -> None:
             view = view[os.write(answers_fd, view):]
 
     def call_back(ref: Any, args: tuple, kwargs: dict) -> Any:
-        send({"callback": ref.id, "args": list(args), "kwargs": kwargs}, server.refer)
+        frame = callback_frame(ref, args, kwargs, server.refer)     # GivenPieceError if not plain
+        view = memoryview(frame)
+        while view:
+            view = view[os.write(answers_fd, view):]
         reply = reader.read()
         if reply is None:
             raise RuntimeError("the checking side went away")
         if "error" in reply:
-            raise RuntimeError(f"the reference piece failed: {str(reply['error'])[:300]}")
+            error = reply["error"]
+            raise GivenPieceError(str(error.get("message", "") if type(error) is dict else error)[:1000])
         return server._inflate(reply.get("value"))
 
     server = Server(env, call_back=call_back)
@@ -634,7 +638,7 @@ class _FrameReader:
                 if len(self.buf) >= 4 + n:
                     body = bytes(self.buf[4:4 + n])
                     del self.buf[:4 + n]
-                    return wire.decode(body)
+                    return wire.decode(body, meta=True)     # the checks may send meta tensors
             chunk = os.read(self.fd, 1 << 20)
             if not chunk:
                 return None

@@ -38,6 +38,7 @@ and, module-level: ``given("NoTalking")`` (the course's own objects, made on you
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -46,11 +47,21 @@ import torch
 from . import rules, wire
 
 RESERVED = {"get", "info", "type", "isa", "identity", "params", "buffers", "modules", "set_params",
-            "vjp", "swapped", "name"}
+            "vjp", "swapped", "name", "describe"}
 
 
 class StudentError(Exception):
     """The student's code raised (the message says what it raised), or its answer was not usable."""
+
+    def student_text(self) -> str:
+        """The error as a student should read it in a check's message."""
+        text = str(self)
+        kind, sep, rest = text.partition(": ")
+        if kind == "GivenPieceError" and sep:
+            return rest[:1500]
+        if sep and kind.isidentifier() and kind[:1].isupper():
+            return f"your code raised {kind}: {rest}"[:1500]
+        return text[:1500]
 
 
 class StudentTimeout(StudentError):
@@ -68,6 +79,7 @@ class Transport:
         self.swaps: dict[str, Any] = {}
         self.watches: list[Watching] = []
         self.runtime_forbidden: dict[str, set[str]] = {}
+        self.meta_ok = False
 
     # -- to implement
     def exchange(self, frame: bytes) -> dict:
@@ -96,7 +108,9 @@ class Transport:
         return wire.Ref("callback", ref_id, kind, True)
 
     def answer_callback(self, message: dict) -> bytes:
-        """The frame answering a callback request from the student's side."""
+        """The frame answering a callback request from the student's side. When the checking
+        side's piece fails (the student's code called it with arguments it does not take, say),
+        the error says so in the student's words, naming the piece as the notebook knows it."""
         ref = message.get("callback")
         fn = self.callbacks.get(ref) if type(ref) is int else None
         try:
@@ -105,9 +119,10 @@ class Transport:
             args, kwargs = message.get("args") or [], message.get("kwargs") or {}
             args = [self.wrap(a) for a in args] if type(args) is list else []
             kwargs = {k: self.wrap(v) for k, v in kwargs.items()} if type(kwargs) is dict else {}
-            return wire.encode({"value": fn(*args, **kwargs)})
+            return wire.encode({"value": fn(*args, **kwargs)}, meta=self.meta_ok)
         except Exception as exc:
-            return wire.encode({"error": {"type": type(exc).__name__, "message": str(exc)[:500]}})
+            return wire.encode({"error": {"type": "GivenPieceError",
+                                          "message": _given_piece_failed(fn, self.swaps, args, kwargs, exc)}})
 
     def request(self, op: str, root: str = "", **fields: Any) -> Any:
         """Send one request; return its value (handles wrapped), or raise StudentError."""
@@ -118,14 +133,21 @@ class Transport:
         if self.watches:
             message["watch"] = ["devices"]
         before = set(self.callbacks)
-        frame = wire.encode(_deep(message, self._ref_of), self.refer)
+        message = _deep(message, self._ref_of)
+        frame = wire.encode(message, self.refer, meta=True)
+        # tensors without values travel only where the check itself sent some (to ask what code
+        # does on another device): then the check's own pieces may be handed such tensors too
+        outer, self.meta_ok = self.meta_ok, self.meta_ok or wire.has_meta(message)
         try:
             answer = self.exchange(frame)
         finally:                              # callbacks live for the one request that sent them
+            self.meta_ok = outer
             for ref_id in set(self.callbacks) - before:
                 del self.callbacks[ref_id]
         if type(answer) is not dict:
             raise StudentError("the answer is not a message")
+        if wire.has_meta(answer):             # never an answer: it has no numbers to check
+            raise StudentError("WireError: the answer holds a tensor without values (on the meta device)")
         forbidden = answer.get("forbidden") or []
         mixed = answer.get("mixed_devices") or []
         if type(forbidden) is not list or type(mixed) is not list:
@@ -166,6 +188,29 @@ class Transport:
         return self.request("get", h._root, target=h._target())._ref
 
 
+def _given_piece_failed(fn: Any, swaps: dict, args: Any, kwargs: Any, exc: Exception) -> str:
+    """What to tell a student whose code called a piece the check put in place of a notebook name
+    (this week's given ``Attention``, say), and that piece failed."""
+    import inspect
+    name = next((n for n, f in swaps.items() if f is fn), None)
+    if name is None:
+        name = "the function the check handed to your code"
+    text = str(exc)[:300]
+    own = getattr(fn, "__name__", "")
+    if own and type(own) is str:
+        text = text.replace(f"{own}()", f"{name}()").replace(own, name)
+    try:
+        signature = str(inspect.signature(fn))
+    except (TypeError, ValueError):
+        signature = "(...)"
+    called = ", ".join(["..."] * (len(args) if type(args) is list else 0)
+                       + [f"{k}=..." for k in (kwargs if type(kwargs) is dict else {})])
+    if isinstance(exc, TypeError):
+        return (f"your code called {name}({called}), but the {name} this check uses is "
+                f"{name}{signature}: {text}")
+    return f"your code called {name}({called}) and it failed with {type(exc).__name__}: {text}"
+
+
 def _deep(value: Any, ref_of: Any) -> Any:
     """Handles inside a request's values become references."""
     if isinstance(value, Handle):
@@ -188,18 +233,22 @@ class LocalTransport(Transport):
         self.server = Server(env, call_back=self._call_back, isolate_rng=True)
 
     def exchange(self, frame: bytes) -> dict:
-        answer = self.server.handle(wire.decode(frame[4:]))
+        answer = self.server.handle(wire.decode(frame[4:], meta=True))
         try:
-            return wire.decode(wire.encode(answer, self.server.refer)[4:])
+            return wire.decode(wire.encode(answer, self.server.refer)[4:], meta=self.meta_ok)
         except wire.WireError as exc:
             return {"error": {"type": "WireError", "message": f"the answer could not be sent: {exc}"}}
 
     def _call_back(self, ref: wire.Ref, args: tuple, kwargs: dict) -> Any:
-        message = wire.decode(wire.encode({"callback": ref.id, "args": list(args), "kwargs": kwargs},
-                                          self.server.refer)[4:])
-        answer = wire.decode(self.answer_callback(message)[4:])
+        from .serve import GivenPieceError, callback_frame
+        try:
+            message = wire.decode(callback_frame(ref, args, kwargs, self.server.refer)[4:], meta=self.meta_ok)
+        except wire.WireError as exc:
+            raise GivenPieceError(f"your code handed the given piece something that is not plain "
+                                  f"numbers: {exc}") from None
+        answer = wire.decode(self.answer_callback(message)[4:], meta=True)
         if "error" in answer:
-            raise RuntimeError(f"the reference piece failed: {answer['error'].get('message', '')}")
+            raise GivenPieceError(str(answer["error"].get("message", ""))[:1000])
         return self.server._inflate(answer.get("value"))
 
     def cells(self, obj: Any = None) -> list[str]:
@@ -321,13 +370,22 @@ class Handle:
     def identity(self) -> int:
         return self.info()["identity"]
 
-    def params(self, values: bool = True) -> dict[str, torch.Tensor]:
+    def params(self, values: bool = True) -> dict[str, Any]:
         """named_parameters() (each shared tensor once), as {name: tensor}; with values=False
-        only their shapes (tensors on the meta device)."""
-        return _named(self._ask("params", values=values))
+        only their shapes, as {name: :class:`Shape`} (capped: a check never allocates what a
+        student reports)."""
+        items = self._ask("params", values=values)
+        return _named(items) if values else _shapes(items)
 
-    def buffers(self, values: bool = True) -> dict[str, torch.Tensor]:
-        return _named(self._ask("buffers", values=values))
+    def buffers(self, values: bool = True) -> dict[str, Any]:
+        items = self._ask("buffers", values=values)
+        return _named(items) if values else _shapes(items)
+
+    def describe(self, *args: Any, **kwargs: Any) -> Any:
+        """Call, and bring back only a description of the result (for a tensor: its device, dtype,
+        shape and requires_grad; lists and tuples item by item): how a check asks what code does on
+        another device, whose tensors have no values to send."""
+        return self._ask("describe", args=list(args), kwargs=kwargs, seed=_draw_seed())
 
     def modules(self) -> dict[str, list[str]]:
         """named_modules(): {path: the class and its base classes, by full name}."""
@@ -362,10 +420,63 @@ class Handle:
 
 
 def _named(items: Any) -> dict:
-    if type(items) is not list or \
+    if type(items) is not list or len(items) > MAX_PARAMETERS or \
             not all(type(i) is list and len(i) == 2 and type(i[0]) is str for i in items):
         raise StudentError("malformed answer")
     return {n: t for n, t in items}
+
+
+MAX_PARAMETERS = 10_000                  # named tensors in one answer
+MAX_SHAPE_NUMBERS = 2**22                # numbers in one parameter whose shape a check may use
+MAX_SHAPES_NUMBERS = 2**24               # ... and in all of them together
+
+
+class Shape:
+    """A parameter's shape, dtype and device, without its values (``params(values=False)``)."""
+
+    __slots__ = ("shape", "dtype", "device")
+
+    def __init__(self, shape: tuple, dtype: torch.dtype, device: str) -> None:
+        self.shape = torch.Size(shape)
+        self.dtype = dtype
+        self.device = torch.device(device)
+
+    def numel(self) -> int:
+        return self.shape.numel()
+
+    def dim(self) -> int:
+        return len(self.shape)
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def __repr__(self) -> str:
+        return f"Shape({tuple(self.shape)}, {self.dtype}, {self.device.type})"
+
+
+def _shapes(items: Any) -> dict[str, Shape]:
+    """{name: Shape} from a shapes-only answer, checked and capped before anyone allocates."""
+    if type(items) is not list or len(items) > MAX_PARAMETERS:
+        raise StudentError("malformed answer")
+    out: dict[str, Shape] = {}
+    total = 0
+    for item in items:
+        if type(item) is not list or len(item) != 4 or type(item[0]) is not str \
+                or type(item[2]) is not list or len(item[2]) > 12 \
+                or not all(type(n) is int and 0 <= n < 2**40 for n in item[2]) \
+                or item[3] not in ("cpu", "cuda", "mps", "meta"):
+            raise StudentError("malformed answer")
+        try:
+            dtype = wire.dtype_named(item[1])
+        except wire.WireError as exc:
+            raise StudentError(f"{item[0]}: {exc}") from None
+        numel = math.prod(item[2])
+        total += numel
+        if numel > MAX_SHAPE_NUMBERS or total > MAX_SHAPES_NUMBERS:
+            raise StudentError(f"the network reports a parameter {item[0][:80]} of {numel:,} numbers "
+                               f"({total:,} so far): more than any network of this course has")
+        out[item[0]] = Shape(tuple(item[2]), dtype, item[3])
+    return out
 
 
 def _draw_seed() -> int:
@@ -446,10 +557,11 @@ def close(got: Any, want: torch.Tensor, atol: float = 1e-5, rtol: float = 1e-5) 
     (NaN nowhere unless it is in ``want`` too). Never broadcasts."""
     if type(got) is not torch.Tensor or type(want) is not torch.Tensor:
         return False
-    if tuple(got.shape) != tuple(want.shape) or got.device != want.device:
+    for t in (got, want):                 # plain numbers only: nothing without values to compare
+        if t.device.type != "cpu" or t.layout != torch.strided:
+            return False
+    if tuple(got.shape) != tuple(want.shape):
         return False
-    if got.device.type == "meta":
-        return True
     if got.is_floating_point() != want.is_floating_point() and got.dtype != torch.bool:
         got = got.to(want.dtype)
     return bool(torch.allclose(got.to(torch.float64), want.to(torch.float64), atol=atol, rtol=rtol,
@@ -461,10 +573,10 @@ def number(value: Any) -> float:
     StudentError otherwise."""
     if type(value) in (int, float):
         return float(value)
-    if type(value) is torch.Tensor and value.numel() == 1 and value.device.type != "meta":
+    if type(value) is torch.Tensor and value.numel() == 1 and value.device.type == "cpu":
         return float(value.reshape(()).item())
     raise StudentError(f"expected a number, got {type(value).__name__}")
 
 
-__all__ = ["student", "given", "watching", "broken_rules", "close", "number", "Handle",
+__all__ = ["student", "given", "watching", "broken_rules", "close", "number", "Handle", "Shape",
            "StudentError", "StudentTimeout"]

@@ -15,6 +15,7 @@ Requests (a dict; ``target`` is ``[handle, *path]``, a path step an attribute na
     given   name                   a name of the ``course`` package (``NoTalking``, ``stories.GetBatch``)
     call    target args kwargs     call it; ``seed`` seeds the random numbers first
     vjp     target args kwargs cotangent   call with gradients on, backward with the cotangent
+    describe target args kwargs    call it; only a description of the result (device, dtype, shape)
     get     target                 the value there (plain data or a handle)
     info    target                 its type, base classes, length, identity, requires_grad, ...
     params / buffers target values named parameters / buffers (values, or only shapes)
@@ -41,6 +42,32 @@ MAX_PATH = 16
 
 class RequestError(Exception):
     """A request that cannot be answered (not the student's code failing)."""
+
+
+class GivenPieceError(RuntimeError):
+    """A piece the check put in place of a notebook name (this week's given ``Attention``) failed
+    when the student's code called it; the message says how, in the student's words."""
+
+
+def callback_frame(ref: wire.Ref, args: tuple, kwargs: dict, refer: Any) -> bytes:
+    """The frame that asks the checking side to run one of its pieces on the student's arguments
+    (the checking side refuses tensors without values unless it sent some itself)."""
+    try:
+        return wire.encode({"callback": ref.id, "args": list(args), "kwargs": kwargs}, refer, meta=True)
+    except (wire.WireError, TypeError, ValueError, RecursionError) as exc:
+        raise GivenPieceError(f"your code handed the given {ref.type or 'piece'} something that is "
+                              f"not plain numbers: {str(exc)[:300]}") from None
+
+
+def describe(value: Any, depth: int = 0) -> Any:
+    """A result described without its values (see ``Handle.describe``)."""
+    if isinstance(value, torch.Tensor):
+        return {"type": "torch.Tensor", "device": value.device.type,
+                "dtype": str(value.dtype).removeprefix("torch."), "shape": [int(n) for n in value.shape],
+                "requires_grad": bool(value.requires_grad)}
+    if isinstance(value, (tuple, list)) and depth < 4:
+        return [describe(v, depth + 1) for v in list(value)[:16]]
+    return {"type": qualname(type(value))}
 
 
 def qualname(cls: type) -> str:
@@ -243,6 +270,9 @@ class Server:
             raise RequestError("bad arguments")
         return fn(*args, **kwargs)
 
+    def _op_describe(self, request: dict) -> Any:
+        return describe(self._op_call(request))
+
     def _op_vjp(self, request: dict) -> Any:
         fn = self.resolve(request.get("target"))
         args = self._inflate(request.get("args") or [])
@@ -294,7 +324,8 @@ class Server:
         items = obj.named_parameters() if which == "params" else obj.named_buffers()
         if request.get("values"):
             return [[n, t] for n, t in items]
-        return [[n, torch.empty(t.shape, dtype=t.dtype, device="meta")] for n, t in items]
+        return [[n, str(t.dtype).removeprefix("torch."), [int(s) for s in t.shape], t.device.type]
+                for n, t in items]
 
     def _op_params(self, request: dict) -> Any:
         return self._named(request, "params")

@@ -11,6 +11,11 @@ size before parsing it, every type, and that every tensor's bytes match its dtyp
 The values it returns are always of the exact built-in types (a ``torch.Tensor``, never a
 subclass; a ``float``, never a subclass), so whatever the sender did to its own objects does not
 come across. Anything malformed raises :class:`WireError`.
+
+Tensors are real numbers only: dense, strided, on the CPU, of the dtypes in :data:`DTYPES`, at most
+:data:`MAX_ELEMENTS` numbers each. A tensor without values (on the ``meta`` device), a sparse, nested
+or quantized tensor cannot be sent: the sending side gets a :class:`WireError`, and the receiving
+side refuses a frame that claims one.
 """
 from __future__ import annotations
 
@@ -28,6 +33,8 @@ MAX_DEPTH = 24                  # nesting of lists, tuples and dicts
 MAX_NODES = 200_000             # values in one message
 MAX_STRING = 2**20              # characters in one string
 MAX_INT = 2**63
+MAX_ELEMENTS = 2**24            # numbers in one tensor (64 MB in float32)
+MAX_SHAPE_ELEMENTS = 2**26      # numbers in one parameter whose shape only is reported
 
 DTYPES = {str(t).removeprefix("torch."): t for t in (
     torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
@@ -103,13 +110,14 @@ def to_plain(value: Any, refer: Any = None, _depth: int = 0) -> Any:
     return refer(value)
 
 
-def encode(message: dict, refer: Any = None) -> bytes:
-    """One frame holding ``message`` (a dict of values; see :func:`to_plain`)."""
+def encode(message: dict, refer: Any = None, meta: bool = False) -> bytes:
+    """One frame holding ``message`` (a dict of values; see :func:`to_plain`). ``meta``: tensors
+    without values may go too (only the checks send them, to ask what code does on a device)."""
     blobs: list[bytes] = []
 
     def tree(v: Any) -> Any:
         if isinstance(v, torch.Tensor):
-            return {"$tensor": _tensor_header(v, blobs)}
+            return {"$tensor": _tensor_header(v, blobs, meta)}
         if isinstance(v, Ref):
             return {"$" + v.kind: v.id, "type": v.type, "callable": v.callable}
         if isinstance(v, _Tuple):
@@ -130,15 +138,23 @@ def encode(message: dict, refer: Any = None) -> bytes:
     return struct.pack(">I", len(body)) + body
 
 
-def _tensor_header(t: torch.Tensor, blobs: list[bytes]) -> dict:
+def _tensor_header(t: torch.Tensor, blobs: list[bytes], meta: bool = False) -> dict:
     t = torch.Tensor.detach(t)
+    if t.device.type == "meta":
+        if not meta:
+            raise WireError("a tensor without values (on the meta device) is not an answer")
+        if t.dtype not in DTYPES.values():
+            raise WireError("bad meta tensor")
+        return {"dtype": str(t.dtype).removeprefix("torch."), "shape": [int(s) for s in t.shape],
+                "device": "meta"}
+    if t.layout != torch.strided or t.is_quantized or getattr(t, "is_nested", False):
+        raise WireError(f"a {t.layout} tensor is not plain numbers: send a dense tensor")
+    if t.numel() > MAX_ELEMENTS:
+        raise WireError(f"a tensor of {t.numel():,} numbers is more than {MAX_ELEMENTS:,}")
     if t.is_complex() or str(t.dtype).removeprefix("torch.") not in DTYPES:
         t = t.to(torch.float64 if t.is_floating_point() or t.is_complex() else torch.int64)
     head = {"dtype": str(t.dtype).removeprefix("torch."), "shape": [int(s) for s in t.shape]}
-    if t.device.type == "meta":
-        head["device"] = "meta"
-        return head
-    data = t.to("cpu").contiguous()
+    data = torch.Tensor.contiguous(torch.Tensor.cpu(t))
     raw = data.reshape(-1).view(torch.uint8).numpy().tobytes() if data.numel() else b""
     head["blob"] = len(blobs)
     head["bytes"] = len(raw)
@@ -156,8 +172,10 @@ def frame_length(prefix: bytes) -> int:
     return n
 
 
-def decode(body: bytes) -> dict:
-    """The message in one frame's body (without its 4-byte length). Raises :class:`WireError`."""
+def decode(body: bytes, meta: bool = False) -> dict:
+    """The message in one frame's body (without its 4-byte length). Raises :class:`WireError`.
+    ``meta``: accept tensors without values (the submission's side reading the checks' requests;
+    the checks' side never accepts them)."""
     if len(body) < 4 or len(body) > MAX_FRAME:
         raise WireError("truncated or oversized message")
     (n,) = struct.unpack(">I", body[:4])
@@ -172,7 +190,7 @@ def decode(body: bytes) -> dict:
     if type(tree) is not dict:
         raise WireError("a message must be a JSON object")
     blobs = memoryview(body)[4 + n:]
-    reader = _Reader(blobs)
+    reader = _Reader(blobs, meta)
     out = {}
     for k, v in tree.items():
         out[k] = reader.value(v, 0)
@@ -207,8 +225,9 @@ def _check_nesting(head: bytes) -> None:
 
 
 class _Reader:
-    def __init__(self, blobs: memoryview) -> None:
+    def __init__(self, blobs: memoryview, meta: bool = False) -> None:
         self.blobs = blobs
+        self.meta = meta
         self.offset = 0
         self.nodes = 0
         self.next_blob = 0
@@ -263,20 +282,22 @@ class _Reader:
         raise WireError(f"unknown value {tag[:40]!r}")
 
     def tensor(self, h: dict) -> torch.Tensor:
-        allowed = {"dtype", "shape", "device", "blob", "bytes"}
+        allowed = {"dtype", "shape", "blob", "bytes"} | ({"device"} if self.meta else set())
         if not set(h) <= allowed or type(h.get("dtype")) is not str or h["dtype"] not in DTYPES:
-            raise WireError("bad tensor header")
+            raise WireError("bad tensor header (only dense CPU tensors of real numbers cross)")
         shape = h.get("shape")
         if type(shape) is not list or len(shape) > 12 \
                 or not all(type(s) is int and 0 <= s < 2**40 for s in shape):
             raise WireError("bad tensor shape")
         dtype = DTYPES[h["dtype"]]
         numel = math.prod(shape)
-        if h.get("device") == "meta":
-            if set(h) - {"dtype", "shape", "device"} or numel > 2**40:
+        if "device" in h:
+            if h["device"] != "meta" or set(h) != {"dtype", "shape", "device"} or numel > 2**32:
                 raise WireError("bad meta tensor")
             return torch.empty(shape, dtype=dtype, device="meta")
-        if "device" in h or h.get("blob") != self.next_blob or type(h.get("bytes")) is not int:
+        if numel > MAX_ELEMENTS:
+            raise WireError(f"a tensor of {numel:,} numbers is more than {MAX_ELEMENTS:,}")
+        if h.get("blob") != self.next_blob or type(h.get("bytes")) is not int:
             raise WireError("bad tensor reference")
         self.next_blob += 1
         size = numel * torch.empty((), dtype=dtype).element_size()
@@ -294,3 +315,21 @@ def roundtrip(message: dict, refer: Any = None) -> dict:
     the local checks see exactly what the grader sees)."""
     frame = encode(message, refer)
     return decode(frame[4:])
+
+
+def has_meta(value: Any, _depth: int = 0) -> bool:
+    """Whether a decoded value holds a tensor without values somewhere."""
+    if isinstance(value, torch.Tensor):
+        return value.device.type == "meta"
+    if _depth < MAX_DEPTH + 2 and type(value) in (list, tuple):
+        return any(has_meta(v, _depth + 1) for v in value)
+    if _depth < MAX_DEPTH + 2 and type(value) is dict:
+        return any(has_meta(v, _depth + 1) for v in value.values())
+    return False
+
+
+def dtype_named(name: Any) -> torch.dtype:
+    """The dtype a plain string names (one of :data:`DTYPES`); :class:`WireError` otherwise."""
+    if type(name) is not str or name not in DTYPES:
+        raise WireError(f"not a dtype of the course: {str(name)[:40]!r}")
+    return DTYPES[name]

@@ -140,10 +140,19 @@ def test_callback_network(Write):
 def test_meta_device_watch(Head):
     import torch
     from course.handles import student, watching
+    from course.handles import StudentError
     h = student(Head)(8, 4).to("meta")
     with watching() as seen:
-        out = h(torch.empty(2, 5, 8, device="meta"))
-    assert out.device.type == "meta" and tuple(out.shape) == (2, 5, 4) and not seen.mixed_devices
+        out = h.describe(torch.empty(2, 5, 8, device="meta"))
+    assert out["device"] == "meta" and out["shape"] == [2, 5, 4] and not seen.mixed_devices
+    try:                                     # a tensor without values is never an answer
+        h(torch.empty(2, 5, 8, device="meta"))
+    except StudentError as e:
+        assert "meta" in str(e)
+    else:
+        raise AssertionError("a meta answer came back")
+    shapes = h.params(values=False)
+    assert tuple(shapes["Q.weight"].shape) == (4, 8) and shapes["Q.weight"].device.type == "meta"
 
 @test_case(points=1)
 def test_rules_and_errors(Attention):
@@ -240,13 +249,45 @@ def test_values_cross_as_exact_builtin_types():
         pass
 
     sent = {"f": Sneaky(2.5), "t": torch.ones(3).as_subclass(Yes), "s": torch.Size([2, 3]),
-            "n": [1, (2, 3), {"k": None}], "meta": torch.empty(4, 5, device="meta"), "big": 2**62}
+            "n": [1, (2, 3), {"k": None}], "big": 2**62}
     got = wire.roundtrip(sent)
     assert type(got["f"]) is float and got["f"] - 2.5 == 0 and got["f"] - 1 == 1.5
     assert type(got["t"]) is torch.Tensor and torch.equal(got["t"], torch.ones(3))
     assert got["s"] == (2, 3) and type(got["s"]) is tuple
     assert got["n"] == [1, (2, 3), {"k": None}]
-    assert got["meta"].device.type == "meta" and tuple(got["meta"].shape) == (4, 5)
+
+
+def test_only_real_numbers_cross_to_the_checks():
+    """Tensors without values (meta), sparse tensors and oversized ones never reach a check: the
+    sending side refuses them, and the checks' side refuses a frame that claims one."""
+    for bad in (torch.empty(4, 5, device="meta"), torch.eye(3).to_sparse(),
+                torch.zeros(wire.MAX_ELEMENTS + 1, dtype=torch.bool)):
+        with pytest.raises(wire.WireError):
+            wire.encode({"v": bad})
+    frame = wire.encode({"v": torch.empty(4, 5, device="meta")}, meta=True)   # the checks may send one
+    assert wire.decode(frame[4:], meta=True)["v"].device.type == "meta"
+    with pytest.raises(wire.WireError):
+        wire.decode(frame[4:])                                                 # ... never receive one
+    with pytest.raises(wire.WireError):
+        wire.decode(wire.encode({"v": torch.ones(2)})[4:].replace(b'"blob"', b'"device":"cuda","blob"'))
+
+
+def test_close_has_no_shortcut_for_tensors_without_values():
+    from course.handles import close
+    assert not close(torch.empty(3, device="meta"), torch.empty(3, device="meta"))
+    assert not close(torch.ones(3), torch.ones(3, device="meta"))
+    assert close(torch.ones(3), torch.ones(3))
+
+
+def test_reported_shapes_are_capped_before_anything_is_allocated():
+    from course.handles import StudentError, _shapes
+    ok = _shapes([["w", "float32", [3, 4], "cpu"]])
+    assert tuple(ok["w"].shape) == (3, 4) and ok["w"].numel() == 12 and ok["w"].dtype == torch.float32
+    for bad in ([["w", "float32", [25000, 25000], "meta"]],
+                [[f"w{i}", "float32", [2000, 2000], "cpu"] for i in range(5)],
+                [["w", "object", [3], "cpu"]], [["w", "float32", [-1], "cpu"]], [["w", "float32", [3]]]):
+        with pytest.raises(StudentError):
+            _shapes(bad)
 
 
 @pytest.mark.parametrize("body", [
