@@ -17,9 +17,10 @@ runs:
 - every argument that names a file of this repository (its first part is a top-level entry) exists,
   or is a build output git ignores; after a ``cd`` out of the repository no path is checked.
 
-Links: every relative ``[text](target)`` of README.md and docs/*.md points at an existing file of
-the repository, and a ``#anchor`` at a heading of that file (GitHub's anchors). README.md stays under
-200 lines and every page of docs/ is in the index, docs/README.md.
+Links: every relative ``[text](target)`` of README.md, docs/*.md and CONTRIBUTING.md points at an
+existing file of the repository, and a ``#anchor`` at a heading of that file (GitHub's anchors).
+README.md stays under 200 lines, and every page of docs/ is in the index, docs/README.md, and
+linked from README.md.
 """
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+LINKING = [*PAGES, ROOT / "CONTRIBUTING.md"]      # pages whose links are checked
 SHELL_LANGS = {"sh", "bash", "shell", "console"}
 # Programs a command may run besides the ones checked below; their repository paths are still checked.
 KNOWN_PROGRAMS = {".", "source", "cd", "git", "mkdir", "cp", "mv", "cat", "ls", "head", "tail",
@@ -420,7 +422,7 @@ def test_github_anchor():
 
 def test_every_link_resolves():
     broken = []
-    for page in PAGES:
+    for page in LINKING:
         for n, target in links(page):
             path, _, anchor = target.partition("#")
             file = (page.parent / path).resolve() if path else page
