@@ -208,10 +208,10 @@ def check_python(words: list[str]) -> str:
     args = words[1:]
     if args[:1] == ["-m"]:
         module, rest = args[1], args[2:]
-        if module == "course":
-            return check_course(rest)
-        if module == "autograder":
-            return check_course(["grade", *rest])
+        if module in ("course", "autograder"):
+            if importlib.util.find_spec(f"{module}.__main__") is None:
+                return f"python -m {module} does not run: no {module}/__main__.py"
+            return check_course(rest if module == "course" else ["grade", *rest])
         try:
             found = importlib.util.find_spec(module)
         except ModuleNotFoundError:
@@ -348,6 +348,7 @@ def test_every_command_runs_as_written(command):
     ("course solutions 10", "not a notebook"),
     ("make tset", "make --dry-run"),
     ("python -m autograder.mutantz 03_attention", "no module"),
+    ("python -m autograder sub.zip --assignment 03_attention --out g --gradebok x.csv", "exit status 2"),
     ("python benchmarks/stories.py --step 1500", "exit status 2"),
     ("python benchmarks/no_such.py", "no script"),
     ("nbgrader generate_assignmnt 03_attention", "no subcommand"),
