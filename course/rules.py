@@ -103,8 +103,8 @@ _ONLY_NAMES = {"types": {"SimpleNamespace"}}
 _DENIED_NAMES = {"operator": {"attrgetter", "methodcaller"},            # attribute access by computed names
                  "typing": {"get_type_hints", "ForwardRef"}}             # evaluate code in strings
 # modules whose use can change the graded code from anywhere (not only where it is reached)
-_MACHINERY = {"sys", "builtins", "importlib", "gc", "ctypes", "inspect", "types", "course.rules",
-              "course.serve", "course.handles", "course.wire"}
+_MACHINERY = {"sys", "builtins", "importlib", "gc", "ctypes", "inspect", "types", "autograder",
+              "course.rules", "course.serve", "course.handles", "course.wire"}
 # where torch's machinery lives: objects from these modules are not allowed wherever they are reached
 _DENIED_ORIGINS = ("torch.overrides", "torch.jit", "torch.library", "torch.fx", "torch._dynamo",
                    "torch.compiler", "torch.export", "torch.hub", "torch.package", "torch._ops",
@@ -368,7 +368,7 @@ def _judge(obj: object, shown: str) -> tuple[str, str] | None:
     if isinstance(obj, types.ModuleType):
         name = getattr(obj, "__name__", shown)
         if not isinstance(name, str) or name not in ALLOWED_MODULES:
-            return (FAR if _within(str(name), _MACHINERY) else RULE), f"{shown}, which is not allowed"
+            return _kind(str(name)), f"{shown}, which is not allowed"
         return None
     origin = _origin(obj)
     if _within(origin, _PIECE_ORIGINS):
@@ -388,9 +388,18 @@ def _shown(node: ast.AST) -> str:
         return f"{node.func.id}()"
     if isinstance(node, (ast.Call, ast.Subscript, ast.Attribute)):
         inner = node.func if isinstance(node, ast.Call) else node.value
-        tail = "(...)" if isinstance(node, ast.Call) else ("[...]" if isinstance(node, ast.Subscript) else f".{node.attr}")
-        return _shown(inner) + tail
+        if isinstance(node, ast.Attribute):
+            return f"{_shown(inner)}.{node.attr}"
+        return _shown(inner) + ("(...)" if isinstance(node, ast.Call) else "[...]")
     return "(...)"
+
+
+def _kind(module: str) -> str:
+    """How much reaching a module that is not allowed costs (:data:`_MACHINERY`: the most)."""
+    return FAR if _within(module, _MACHINERY) else RULE
+
+
+_CHANGES = "(a notebook may not change the modules it uses)"
 
 
 def _dunder(name: str) -> bool:
@@ -548,17 +557,19 @@ class _Binder:
             for a in node.names:
                 if a.name == "*":
                     if module is not None:
-                        names = getattr(module, "__all__", None) or [n for n in dir(module) if not n.startswith("_")]
+                        names = getattr(module, "__all__", None) or [n for n in dir(module) if n[:1] != "_"]
                         for n in names:
                             if isinstance(n, str):
                                 self.bind(scope, n, _Binding("star", pos, [(source, module)]))
                     continue
                 bound = a.asname or a.name
                 full = f"{source}.{a.name}"
-                try:
-                    obj = _member(module, a.name) if module is not None and not a.name.startswith("_") else None
-                except Exception:
-                    obj = None
+                obj = None
+                if module is not None and not a.name.startswith("_"):
+                    try:
+                        obj = _member(module, a.name)
+                    except Exception:
+                        pass
                 if isinstance(obj, types.ModuleType) or (module is None and full in ALLOWED_MODULES) \
                         or (module is not None and obj is None and _is_submodule(module, a.name)):
                     self.bind(scope, bound, _Binding("module", pos, [(full, _import(full))]))
@@ -650,9 +661,10 @@ class _Checker(ast.NodeVisitor):
         if name in _CODE_FROM_STRINGS | _NAMESPACES | _ATTRIBUTE_BUILTINS | {"breakpoint", "get_ipython"}:
             # the notebook's own function of that name counts only if defined before this use
             here = (self.cell, getattr(node, "lineno", 0))
-            if scope is self.r.module and not any(b.kind in ("def", "class") and b.pos < here for b in bindings):
+            if scope is self.r.module and not any(b.kind in ("def", "class") and b.pos < here
+                                                  for b in bindings):
                 return "builtin", []
-        if "class" in kinds and scope is self.r.module and name in self.r.trusting_classes:
+        if "class" in kinds and name in self.r.trusting_classes:
             return "class", []
         return "local", []
 
@@ -677,12 +689,12 @@ class _Checker(ast.NodeVisitor):
             if kind == "module":
                 self.resolve(node, root.id, [(name, mod, True) for name, mod in info], attrs, as_value)
                 if changes:
-                    self.found(node, f"changes {_shown(node)} (a notebook may not change the modules it uses)", FAR)
+                    self.found(node, f"changes {_shown(node)} {_CHANGES}", FAR)
                 return
             if kind in ("object", "star"):
                 self.resolve(node, root.id, [(name, obj, False) for name, obj in info], attrs, as_value)
                 if changes:
-                    self.found(node, f"changes {_shown(node)} (a notebook may not change the modules it uses)", FAR)
+                    self.found(node, f"changes {_shown(node)} {_CHANGES}", FAR)
                 return
             if kind == "self":
                 trusted = True
@@ -693,6 +705,11 @@ class _Checker(ast.NodeVisitor):
                 self.found(node, "uses get_ipython() other than for a magic")
             elif kind != "class":
                 self.visit(root)
+        elif changes and isinstance(root, ast.Call) and isinstance(root.func, ast.Name) \
+                and root.func.id == "type":
+            self.found(node, f"changes {_shown(node)} {_CHANGES}", FAR)
+            self.visit(root)
+            return
         elif isinstance(root, ast.Call) and isinstance(root.func, ast.Name) and not root.keywords \
                 and root.func.id == "super" and self.kind_of(root.func)[0] == "builtin":
             trusted = True
@@ -720,6 +737,9 @@ class _Checker(ast.NodeVisitor):
             if a in _INTERNALS:
                 self.found(node, f"uses {text} (the interpreter's frames and code are not allowed)", FAR)
                 return
+            if a == "obj" and not (trusted and i == 0):
+                self.found(node, f"uses {text} (an error's object, AttributeError.obj, is not allowed)", FAR)
+                return
             if a.startswith("_") and not (trusted and i == 0) and a not in _NAMEDTUPLE:
                 self.found(node, f"uses {text} (a private attribute, allowed only on self)")
                 return
@@ -731,7 +751,7 @@ class _Checker(ast.NodeVisitor):
             text = root
             if is_module and obj is None:
                 self.found(node, f"uses {'.'.join([root, *attrs])}: {start_name} is not allowed",
-                           FAR if _within(start_name, _MACHINERY) else RULE)
+                           _kind(start_name))
                 continue
             if obj is None:
                 continue
@@ -743,8 +763,7 @@ class _Checker(ast.NodeVisitor):
                         self.found(node, f"uses {text} (a special attribute that is not allowed)", FAR)
                     break
                 if a.startswith("_"):
-                    self.found(node, f"uses {'.'.join([root, *attrs])}: {a} is private (torch's private API "
-                                     "and other modules' private names are not allowed)")
+                    self.found(node, f"uses {'.'.join([root, *attrs])}: {a} is a private name (not allowed)")
                     break
                 if a in _INTERNALS:
                     self.found(node, f"uses {text} (the interpreter's frames and code are not allowed)", FAR)
@@ -752,8 +771,8 @@ class _Checker(ast.NodeVisitor):
                 try:
                     obj = _step(obj, a)
                 except _NotAllowed as exc:
-                    what = text if str(exc) == text.split(".", 1)[-1] or text == str(exc) else f"{text} ({exc})"
-                    self.found(node, f"uses {what}, which is not allowed", FAR if _within(str(exc), _MACHINERY) else RULE)
+                    what = text if str(exc) == text else f"{text} ({exc})"
+                    self.found(node, f"uses {what}, which is not allowed", _kind(str(exc)))
                     break
                 except Exception:
                     break                       # it does not resolve: a typo breaks no rule
@@ -763,8 +782,7 @@ class _Checker(ast.NodeVisitor):
                     break
             else:
                 if as_value and isinstance(obj, types.ModuleType):
-                    self.found(node, f"uses the module {text} as a value (a module may only start an "
-                                     f"attribute chain, as in {text}.name)")
+                    self.found(node, f"uses the module {text} as a value (only as in {text}.name)")
 
     # -- names
     def visit_Name(self, node: ast.Name) -> None:
@@ -786,8 +804,7 @@ class _Checker(ast.NodeVisitor):
             return
         kind, info = self.kind_of(node)
         if kind == "module" and id(node) not in self.shown:
-            self.found(node, f"uses the module {name} as a value (a module may only start an attribute "
-                             f"chain, as in {name}.name)")
+            self.found(node, f"uses the module {name} as a value (only as in {name}.name)")
         elif kind == "star":
             for shown, obj in info:
                 verdict = _judge(obj, shown) if obj is not None else None
@@ -840,8 +857,9 @@ class _Checker(ast.NodeVisitor):
                 for a in node.args + [k.value for k in node.keywords]:
                     self.visit(a)
                 return
-        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Call) and isinstance(f.value.func, ast.Name) \
-                and f.value.func.id == "get_ipython" and self.kind_of(f.value.func)[0] == "builtin":
+        shell = isinstance(f, ast.Attribute) and isinstance(f.value, ast.Call) \
+            and isinstance(f.value.func, ast.Name)
+        if shell and f.value.func.id == "get_ipython" and self.kind_of(f.value.func)[0] == "builtin":
             if _computed_magic(node) or f.attr not in _MAGIC_METHODS or not _plain_strings(node.args) \
                     or node.keywords:
                 self.found(node, f"runs code built at run time ({f.attr})" if f.attr.startswith("run_")
@@ -865,16 +883,16 @@ class _Checker(ast.NodeVisitor):
             self.visit(name)
         else:
             module = isinstance(target, ast.Name) and self.kind_of(target)[0] == "module"
-            self.found(node, f"looks up an attribute of {_shown(target)} by a computed name ({f.id}: only on self)",
-                       FAR if module else RULE)
+            self.found(node, f"looks up an attribute of {_shown(target)} by a computed name "
+                             f"({f.id}: only on self)", FAR if module else RULE)
             self.shown.add(id(target))              # said already: not also "a module as a value"
             self.visit(target)
             self.visit(name)
         for rest in node.args[2:]:
             self.visit(rest)
-        if f.id in ("setattr", "delattr") and isinstance(target, ast.Name) and self.kind_of(target)[0] == "module" \
-                and not _plain_string(name):
-            self.found(node, f"changes {target.id} with {f.id} (a notebook may not change the modules it uses)", FAR)
+        if f.id in ("setattr", "delattr") and not _plain_string(name) and isinstance(target, ast.Name) \
+                and self.kind_of(target)[0] == "module":
+            self.found(node, f"changes {target.id} with {f.id} {_CHANGES}", FAR)
 
     def keyword_rules(self, node: ast.Call, k: ast.keyword) -> None:
         if k.arg == "weights_only" and not (isinstance(k.value, ast.Constant) and k.value.value is True):
@@ -894,8 +912,8 @@ class _Checker(ast.NodeVisitor):
             and inner.owner in self.r.trusting_classes
         for d in node.decorator_list:
             if trusting and not self.plain_decorator(d):
-                self.found(d, f"wraps {node.name}, a method that uses self's private attributes, in a decorator "
-                              "of the notebook's own (it runs on its own objects only)")
+                self.found(d, f"wraps {node.name}, a method that uses self's private attributes, in a "
+                              "decorator of the notebook's own (it runs on its own objects only)")
             self.visit(d)
         self.arguments(node.args)
         if node.returns is not None:
@@ -981,7 +999,7 @@ class _Checker(ast.NodeVisitor):
             top = a.name.split(".")[0]
             for name in {a.name, *([] if a.asname else [top])}:
                 if name not in ALLOWED_MODULES:
-                    self.found(node, f"imports {name}, which is not allowed", FAR if _within(name, _MACHINERY) else RULE)
+                    self.found(node, f"imports {name}, which is not allowed", _kind(name))
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         source = node.module or ""
@@ -989,7 +1007,7 @@ class _Checker(ast.NodeVisitor):
             self.found(node, "imports from a relative module, which is not allowed")
             return
         if source not in ALLOWED_MODULES:
-            self.found(node, f"imports from {source}, which is not allowed", FAR if _within(source, _MACHINERY) else RULE)
+            self.found(node, f"imports from {source}, which is not allowed", _kind(source))
             return
         module = _import(source)
         if module is None:
@@ -999,15 +1017,14 @@ class _Checker(ast.NodeVisitor):
                 continue
             shown = f"{source}.{a.name}"
             if a.name.startswith("_") and a.name != "__future__":
-                self.found(node, f"imports {shown}: {a.name} is private (torch's private API and other modules' "
-                                 "private names are not allowed)")
+                self.found(node, f"imports {shown}, a private name (not allowed)")
                 continue
             only, denied = _ONLY_NAMES.get(source), _DENIED_NAMES.get(source, ())
             if (only is not None and a.name not in only) or a.name in denied:
-                self.found(node, f"imports {shown}, which is not allowed", FAR if _within(source, _MACHINERY) else RULE)
+                self.found(node, f"imports {shown}, which is not allowed", _kind(source))
                 continue
             if shown not in ALLOWED_MODULES and _is_submodule(module, a.name):
-                self.found(node, f"imports {shown}, which is not allowed", FAR if _within(shown, _MACHINERY) else RULE)
+                self.found(node, f"imports {shown}, which is not allowed", _kind(shown))
                 continue
             try:
                 obj = _member(module, a.name)

@@ -292,7 +292,8 @@ def Attention(q, k, v):
 
 ATTACKS: dict[str, dict] = {
     # file: {"base": "blank" | "solution", "cells": [...], "replaces": name or None, "at_most": points,
-    #        "exactly": points (optional), "status_start": ... (optional)}
+    #        "exactly": points (optional), "status_start": ... (optional),
+    #        "rules_lost": True (optional: the rules test must fail)}
     "protocol lines.ipynb": {"base": "blank", "cells": [PROTOCOL_LINES], "at_most": 0.0},
     "forged frames.ipynb": {"base": "blank", "cells": [FORGED_FRAMES], "at_most": 0.0},
     "own server.ipynb": {"base": "blank", "cells": [OWN_SERVER], "at_most": ALL_BUT_RULES,
