@@ -90,7 +90,7 @@ ALLOWED_MODULES = frozenset({
     # Python's and the notebook's usual companions
     "math", "cmath", "random", "time", "datetime", "statistics", "itertools", "functools", "operator",
     "collections", "collections.abc", "dataclasses", "typing", "enum", "abc", "copy", "types",
-    "re", "json", "textwrap", "pprint", "warnings", "heapq", "bisect", "__future__",
+    "re", "json", "textwrap", "pprint", "warnings", "heapq", "bisect", "contextlib", "__future__",
     "numpy", "numpy.random", "numpy.linalg", "numpy.fft",
     "matplotlib", "matplotlib.pyplot", "matplotlib.ticker", "matplotlib.colors", "matplotlib.cm",
     "tqdm", "tqdm.auto", "tqdm.notebook", "IPython.display",
@@ -244,25 +244,61 @@ def _parse(cells: Iterable[str]) -> list[ast.Module]:
 
 
 def _top_level(body: list[ast.stmt]) -> Iterable[ast.stmt]:
-    """Statements that run at notebook level, also inside if/for/while/try/with."""
+    """Statements that run at notebook level, also inside if/for/while/try/with/match."""
     for node in body:
         yield node
         if isinstance(node, (ast.If, ast.For, ast.While, ast.With, ast.AsyncWith, ast.AsyncFor)):
             yield from _top_level(node.body + getattr(node, "orelse", []))
-        elif isinstance(node, ast.Try):
+        elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
             yield from _top_level(node.body + node.orelse + node.finalbody
                                   + [s for h in node.handlers for s in h.body])
+        elif isinstance(node, ast.Match):
+            yield from _top_level([s for case in node.cases for s in case.body])
 
 
 def _bound_names(node: ast.stmt) -> list[str]:
+    """The notebook-level names a statement binds (not those bound in the statements of its body,
+    which :func:`_top_level` gives one by one)."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return [node.name]
-    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return [(a.asname or a.name).split(".")[0] for a in node.names]
-    return []
+    names = [n.id for e in _own_expressions(node) for n in ast.walk(e)
+             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+        names += [h.name for h in node.handlers if h.name]
+    if isinstance(node, ast.Match):
+        for n in (n for case in node.cases for n in ast.walk(case.pattern)):
+            if isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+                names.append(n.name)
+            elif isinstance(n, ast.MatchMapping) and n.rest:
+                names.append(n.rest)
+    return names
+
+
+def _live(trees: Iterable[ast.Module]) -> dict[str, list[ast.stmt]]:
+    """For each notebook-level name, the statements whose binding of it may be the one that holds
+    when the notebook has run: the last one at a cell's top level and every later one inside an
+    if/for/try/... (which may or may not run), and every function or class that declares it
+    ``global`` (it may be called at any time)."""
+    live: dict[str, list[ast.stmt]] = {}
+    rebinders: dict[str, list[ast.stmt]] = {}
+    for tree in trees:
+        direct = {id(s) for s in tree.body}
+        for node in _top_level(tree.body):
+            for name in _bound_names(node):
+                if id(node) in direct and not isinstance(node, ast.AugAssign):
+                    live[name] = [node]
+                else:
+                    live.setdefault(name, []).append(node)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                for n in ast.walk(node):
+                    if isinstance(n, ast.Global):
+                        for name in n.names:
+                            rebinders.setdefault(name, []).append(node)
+    for name, nodes in rebinders.items():
+        live.setdefault(name, []).extend(nodes)
+    return live
 
 
 @functools.lru_cache(maxsize=256)
@@ -914,7 +950,7 @@ class _Checker(ast.NodeVisitor):
             if trusting and not self.plain_decorator(d):
                 self.found(d, f"wraps {node.name}, a method that uses self's private attributes, in a "
                               "decorator of the notebook's own (it runs on its own objects only)")
-            self.visit(d)
+            self.visit_value(d, classes_ok=True)         # @Class: the class is called, as Class(f)
         self.arguments(node.args)
         if node.returns is not None:
             self.annotation(node.returns)
@@ -923,14 +959,15 @@ class _Checker(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def plain_decorator(self, d: ast.AST) -> bool:
-        if isinstance(d, ast.Name):
-            return d.id in ("property", "classmethod", "staticmethod") and self.kind_of(d)[0] == "builtin"
+        """A decorator of the libraries' (property, torch.no_grad(), functools.cached_property, ...)."""
+        if isinstance(d, ast.Name) and self.kind_of(d)[0] == "builtin":
+            return d.id in ("property", "classmethod", "staticmethod")
         if isinstance(d, ast.Attribute) and d.attr in ("setter", "getter", "deleter"):
             return True
         root = d.func if isinstance(d, ast.Call) else d
         while isinstance(root, ast.Attribute):
             root = root.value
-        return isinstance(root, ast.Name) and self.kind_of(root)[0] == "module"
+        return isinstance(root, ast.Name) and self.kind_of(root)[0] in ("module", "object", "star")
 
     def arguments(self, args: ast.arguments) -> None:
         for d in args.defaults + [d for d in args.kw_defaults if d is not None]:
@@ -1107,14 +1144,10 @@ def static_uses(cells: Iterable[str], roots: Iterable[str],
     roots = list(roots)
     given = frozenset(template or ())
     reading = _read(cells, given)
-    last: dict[str, ast.stmt] = {}
-    for _, tree in reading.trees:
-        for node in _top_level(tree.body):
-            for name in _bound_names(node):
-                last[name] = node
+    live = _live(tree for _, tree in reading.trees)
     found: list[str] = []
     if cells:
-        found += [f"no definition of {r} found in the notebook's code" for r in roots if r not in last]
+        found += [f"no definition of {r} found in the notebook's code" for r in roots if r not in live]
     if template is not None:
         blank: dict[str, str] = {}
         for tree in _parse(template):
@@ -1122,9 +1155,9 @@ def static_uses(cells: Iterable[str], roots: Iterable[str],
                 for name in _bound_names(node):
                     blank[name] = ast.dump(node)
         found += [f"{r} is still the blank template" for r in roots
-                  if r in last and r in blank and ast.dump(last[r]) == blank[r]]
+                  if r in live and r in blank and ast.dump(live[r][-1]) == blank[r]]
     seen: set[int] = set()
-    todo = [last[r] for r in roots if r in last]
+    todo = [node for r in roots for node in live.get(r, ())]
     while todo:
         node = todo.pop()
         if id(node) in seen:
@@ -1134,8 +1167,8 @@ def static_uses(cells: Iterable[str], roots: Iterable[str],
             for f in reading.by_node.get(id(n), ()):
                 if reading.own[f.cell]:
                     found.append(f.what)
-            if isinstance(n, ast.Name) and n.id in last and id(last[n.id]) not in seen:
-                todo.append(last[n.id])
+            if isinstance(n, ast.Name) and n.id in live:
+                todo += [s for s in live[n.id] if id(s) not in seen]
     found += [f.what for f in reading.findings if f.kind == FAR and reading.own[f.cell]]
     return list(dict.fromkeys(found))
 

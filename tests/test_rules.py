@@ -297,3 +297,20 @@ def test_a_given_cell_is_the_courses():
     odd = suspicious([SETUP, "x = os.getcwd()"], given=[SETUP])
     assert odd == ["cell 2 uses os.getcwd: os is not allowed"]
     assert suspicious([SETUP], given=[SETUP]) == []
+
+
+def test_every_binding_that_may_hold_is_followed():
+    """Not only a graded name's last definition: any later one inside if/for/with/match, and any
+    function that rebinds it as a global, may be the one that answers."""
+    evil = "def evil(q, k, v):\n    return F.scaled_dot_product_attention(q, k, v), None\n"
+    honest = _attention("return q, None")
+    for code in (evil + "if True:\n    Attention = evil\nelse:\n"
+                        "    def Attention(q, k, v):\n        return q, None\n",
+                 honest + evil + "for Attention in [evil]:\n    pass\n",
+                 honest + evil + "def swap():\n    global Attention\n    Attention = evil\nswap()\n",
+                 honest + evil + "import contextlib\n"
+                                 "with contextlib.nullcontext(evil) as Attention:\n    pass\n",
+                 honest + evil + "match evil:\n    case Attention:\n        pass\n"):
+        assert "uses F.scaled_dot_product_attention" in _rules(code)[0], code
+    # an earlier attempt that a later definition replaces at a cell's top level no longer counts
+    assert _rules(evil.replace("evil", "Attention") + honest) == ([], [])
