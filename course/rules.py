@@ -30,10 +30,11 @@ grader's side (never in the submission's process):
 Two checks, and the autograder uses both:
 
 - :func:`static_uses` (the rules point): the definitions being graded (say ``Attention``) and every
-  notebook-level name they use, followed to its definition; a ready-made piece or anything not
-  allowed there costs the point, and so does, anywhere in the notebook, anything that changes
-  PyTorch or the course, runs code from strings or reads a namespace (it could change the graded
-  code from afar). :func:`suspicious` (the status): anything not allowed in any cell of the
+  notebook-level name they use, followed to each definition of it that may hold once the notebook
+  has run (the last one at a cell's top level, any later one inside if/for/with/try/match, any
+  function that rebinds it as a global); a ready-made piece or anything not allowed there costs
+  the point, and so does, anywhere in the notebook, anything that changes PyTorch or the course,
+  runs code from strings or reads a namespace (it could change the graded code from afar). :func:`suspicious` (the status): anything not allowed in any cell of the
   notebook's own (cells identical to a cell of the blank notebook are the course's); the page's
   own checks may use ``F.scaled_dot_product_attention`` in a cell of their own.
 - :class:`Watch` records forbidden functions that actually run while your code is called. It runs
@@ -748,7 +749,13 @@ class _Checker(ast.NodeVisitor):
             return
         elif isinstance(root, ast.Call) and isinstance(root.func, ast.Name) and not root.keywords \
                 and root.func.id == "super" and self.kind_of(root.func)[0] == "builtin":
-            trusted = True
+            # super() and super(Class, self) are bound to self; super(Class, other) may not be
+            other = root.args[1] if len(root.args) > 1 else None
+            bound = other is None or (isinstance(other, ast.Name) and self.kind_of(other)[0] == "self")
+            trusted = bound
+            if not bound and attrs[0] in self.r.trusting_methods:
+                self.found(node, f"takes super(...).{attrs[0]} off its class (a method that uses self's "
+                                 "private attributes runs on its own objects only)")
             for a in root.args:
                 self.visit_value(a, classes_ok=True)
         else:
