@@ -784,7 +784,7 @@ class _Checker(ast.NodeVisitor):
                 self.found(node, f"uses {text} (an error's object, AttributeError.obj, is not allowed)", FAR)
                 return
             if a.startswith("_") and not (trusted and i == 0) and a not in _NAMEDTUPLE:
-                self.found(node, f"uses {text} (a private attribute, allowed only on self)")
+                self.found(node, f"uses {text} (a private attribute: only a method's own self._x is allowed)")
                 return
 
     def resolve(self, node: ast.AST, root: str, starts: list[tuple[str, object, bool]],
@@ -806,7 +806,8 @@ class _Checker(ast.NodeVisitor):
                         self.found(node, f"uses {text} (a special attribute that is not allowed)", FAR)
                     break
                 if a.startswith("_"):
-                    self.found(node, f"uses {'.'.join([root, *attrs])}: {a} is a private name (not allowed)")
+                    private = ", a private name" if last else f": {a} is a private name"
+                    self.found(node, f"uses {'.'.join([root, *attrs])}{private} (not allowed)")
                     break
                 if a in _INTERNALS:
                     self.found(node, f"uses {text} (the interpreter's frames and code are not allowed)", FAR)
