@@ -34,9 +34,10 @@ Two checks, and the autograder uses both:
   has run (the last one at a cell's top level, any later one inside if/for/with/try/match, any
   function that rebinds it as a global); a ready-made piece or anything not allowed there costs
   the point, and so does, anywhere in the notebook, anything that changes PyTorch or the course,
-  runs code from strings or reads a namespace (it could change the graded code from afar). :func:`suspicious` (the status): anything not allowed in any cell of the
-  notebook's own (cells identical to a cell of the blank notebook are the course's); the page's
-  own checks may use ``F.scaled_dot_product_attention`` in a cell of their own.
+  runs code from strings or reads a namespace (it could change the graded code from afar).
+- :func:`suspicious` (the status): anything not allowed in any cell of the notebook's own (cells
+  identical to a cell of the blank notebook are the course's); a ready-made piece alone is fine
+  there (the page's own checks use ``F.scaled_dot_product_attention`` in a cell of their own).
 - :class:`Watch` records forbidden functions that actually run while your code is called. It runs
   inside your own process, so it is a second signal only: it can take points away, never give
   them.
