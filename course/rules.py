@@ -691,11 +691,11 @@ class _Checker(ast.NodeVisitor):
                 and all(b.kind == "param" for b in bindings):
             return "self", []
         kinds = {b.kind for b in bindings}
-        if kinds == {"object"}:
+        if "object" in kinds:                 # an imported object (perhaps also bound otherwise)
             return "object", [o for b in bindings for o in b.objects]
-        if kinds == {"star"}:
+        if "star" in kinds:
             return "star", [(f"{src}.{name}", getattr(mod, "__dict__", {}).get(name)) for b in bindings
-                            for src, mod in b.modules]
+                            if b.kind == "star" for src, mod in b.modules]
         if name in _CODE_FROM_STRINGS | _NAMESPACES | _ATTRIBUTE_BUILTINS | {"breakpoint", "get_ipython"}:
             # the notebook's own function of that name counts only if defined before this use
             here = (self.cell, getattr(node, "lineno", 0))
