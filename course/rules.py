@@ -103,10 +103,12 @@ ALLOWED_MODULES = frozenset({
 # modules of which only these names are allowed, or all public names but these
 _ONLY_NAMES = {"types": {"SimpleNamespace"}}
 _DENIED_NAMES = {"operator": {"attrgetter", "methodcaller"},            # attribute access by computed names
+                 "functools": {"update_wrapper"},                        # copies attributes named in strings
                  "typing": {"get_type_hints", "ForwardRef"}}             # evaluate code in strings
 # modules whose use can change the graded code from anywhere (not only where it is reached)
 _MACHINERY = {"sys", "builtins", "importlib", "gc", "ctypes", "inspect", "types", "autograder",
-              "course.rules", "course.serve", "course.handles", "course.wire"}
+              "course.rules", "course.serve", "course.handles", "course.wire",
+              *(f"{m}.{n}" for m, names in _DENIED_NAMES.items() for n in names)}
 # where torch's machinery lives: objects from these modules are not allowed wherever they are reached
 _DENIED_ORIGINS = ("torch.overrides", "torch.jit", "torch.library", "torch.fx", "torch._dynamo",
                    "torch.compiler", "torch.export", "torch.hub", "torch.package", "torch._ops",
@@ -278,13 +280,37 @@ def _bound_names(node: ast.stmt) -> list[str]:
     return names
 
 
+def _root_name(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _touched(node: ast.AST) -> set[str]:
+    """The names whose objects a statement (or a function it defines) may change in place:
+    ``h.x = ...``, ``h[k] = ...``, ``del h.x``, ``setattr(h, ...)``, ``h.append(...)`` as a
+    statement."""
+    names = set()
+    for n in ast.walk(node):
+        if isinstance(n, (ast.Attribute, ast.Subscript)) and not isinstance(n.ctx, ast.Load):
+            names.add(_root_name(n.value))
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.args \
+                and n.func.id in ("setattr", "delattr"):
+            names.add(_root_name(n.args[0]))
+        elif isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) \
+                and isinstance(n.value.func, ast.Attribute):
+            names.add(_root_name(n.value.func.value))
+    names.discard(None)
+    return names
+
+
 def _live(trees: Iterable[ast.Module]) -> dict[str, list[ast.stmt]]:
-    """For each notebook-level name, the statements whose binding of it may be the one that holds
-    when the notebook has run: the last one at a cell's top level and every later one inside an
-    if/for/try/... (which may or may not run), and every function or class that declares it
-    ``global`` (it may be called at any time)."""
+    """For each notebook-level name, the statements that may decide what it is once the notebook
+    has run: the last binding at a cell's top level and every later one inside an if/for/try/...
+    (which may or may not run); every function or class that declares it ``global`` (it may be
+    called at any time); every statement that changes its object in place (:func:`_touched`)."""
     live: dict[str, list[ast.stmt]] = {}
-    rebinders: dict[str, list[ast.stmt]] = {}
+    later: dict[str, list[ast.stmt]] = {}
     for tree in trees:
         direct = {id(s) for s in tree.body}
         for node in _top_level(tree.body):
@@ -297,9 +323,13 @@ def _live(trees: Iterable[ast.Module]) -> dict[str, list[ast.stmt]]:
                 for n in ast.walk(node):
                     if isinstance(n, ast.Global):
                         for name in n.names:
-                            rebinders.setdefault(name, []).append(node)
-    for name, nodes in rebinders.items():
-        live.setdefault(name, []).extend(nodes)
+                            later.setdefault(name, []).append(node)
+            if id(node) in direct or not isinstance(node, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
+                for name in _touched(node):
+                    later.setdefault(name, []).append(node)
+    for name, nodes in later.items():
+        if name in live:
+            live[name].extend(nodes)
     return live
 
 
@@ -644,6 +674,7 @@ class _Checker(ast.NodeVisitor):
         self.scope = reading.module
         self.shown: set[int] = set()            # nodes whose value may be a module (help(F), ...)
         self.anchor: ast.AST | None = None      # the node of the notebook's code a made-up node stands for
+        self.plain_wraps: set[int] = set()       # functools.wraps called with the wrapped function only
 
     # -- helpers
     def found(self, node: ast.AST, what: str, kind: str = RULE) -> None:
@@ -825,6 +856,10 @@ class _Checker(ast.NodeVisitor):
                 if verdict:
                     self.found(node, f"uses {verdict[1]}", verdict[0])
                     break
+                if obj is functools.wraps and id(node) not in self.plain_wraps:
+                    self.found(node, f"uses {text} other than as @{text}(function) (it copies the attributes "
+                                     "it is told by name)", FAR)
+                    break
             else:
                 if as_value and isinstance(obj, types.ModuleType):
                     self.found(node, f"uses the module {text} as a value (only as in {text}.name)")
@@ -850,11 +885,14 @@ class _Checker(ast.NodeVisitor):
         kind, info = self.kind_of(node)
         if kind == "module" and id(node) not in self.shown:
             self.found(node, f"uses the module {name} as a value (only as in {name}.name)")
-        elif kind == "star":
+        elif kind in ("star", "object"):
             for shown, obj in info:
-                verdict = _judge(obj, shown) if obj is not None else None
+                verdict = _judge(obj, shown) if obj is not None and kind == "star" else None
                 if verdict:
                     self.found(node, f"uses {verdict[1]}", verdict[0])
+                if obj is functools.wraps and id(node) not in self.plain_wraps:
+                    self.found(node, f"uses {name} other than as @{name}(function) (it copies the attributes "
+                                     "it is told by name)", FAR)
         elif kind == "builtin":
             if name in _CODE_FROM_STRINGS:
                 self.found(node, f"runs code built at run time ({name})", FAR)
@@ -879,6 +917,8 @@ class _Checker(ast.NodeVisitor):
         f = node.func
         for k in node.keywords:
             self.keyword_rules(node, k)
+        if len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred):
+            self.plain_wraps.add(id(f))             # functools.wraps(f): copies the usual attributes only
         if isinstance(f, ast.Name):
             kind = self.kind_of(f)[0]
             if kind == "builtin" and f.id in _ATTRIBUTE_BUILTINS and len(node.args) >= 2:

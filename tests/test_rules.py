@@ -314,3 +314,29 @@ def test_every_binding_that_may_hold_is_followed():
         assert "uses F.scaled_dot_product_attention" in _rules(code)[0], code
     # an earlier attempt that a later definition replaces at a cell's top level no longer counts
     assert _rules(evil.replace("evil", "Attention") + honest) == ([], [])
+
+
+def test_what_changes_a_followed_object_in_place_is_followed_too():
+    """h.kernel = ..., setattr(h, ...), h.update(...), also from inside a function, where the graded
+    code uses h."""
+    graded = "class H:\n    pass\nh = H()\n" + _attention("return h.kernel(q, k, v), None")
+    for change in ("h.kernel = F.scaled_dot_product_attention",
+                   "setattr(h, 'kernel', F.scaled_dot_product_attention)",
+                   "def setup():\n    h.kernel = F.scaled_dot_product_attention\nsetup()",
+                   "h.__init__()\nh.kernel = F.scaled_dot_product_attention"):
+        assert "uses F.scaled_dot_product_attention" in _rules(graded + change)[0], change
+
+
+def test_attributes_named_in_strings_cannot_be_copied():
+    """functools.update_wrapper / wraps(assigned=...) copy attributes by the names they are given
+    (f.__globals__ into an object of the notebook's): not allowed, and they cost the point anywhere."""
+    trusting = "import functools\nclass H:\n    def get(self, n):\n        return getattr(self, n)\nh = H()\n"
+    for code in ("functools.update_wrapper(h, F.softmax, assigned=('__globals__',), updated=())",
+                 "functools.wraps(F.softmax, ('__globals__',), ())(h)",
+                 "w = functools.wraps\nw(F.softmax, ('__globals__',))(h)"):
+        broken, odd = _rules(trusting + code + "\n" + _attention("return q, None"))
+        assert any("functools" in b for b in broken), (code, broken)
+        assert any("functools" in o for o in odd), (code, odd)
+    plain = "import functools\ndef deco(f):\n    @functools.wraps(f)\n    def inner(*a):\n" \
+            "        return f(*a)\n    return inner\n@deco\n" + _attention("return q, None")
+    assert _rules(plain) == ([], [])
