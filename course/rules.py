@@ -120,7 +120,8 @@ _PIECE_ORIGINS = ("torch.nn.attention", "torch.nn.modules.transformer")
 _C_CLASSES_OK = {"Generator", "LinAlgError", "Size", "dtype", "device", "finfo", "iinfo", "layout",
                  "memory_format"}
 
-DUNDER_ATTRIBUTES = {"__init__", "__name__", "__qualname__", "__doc__", "__module__", "__version__"}
+DUNDER_ATTRIBUTES = {"__init__", "__name__", "__qualname__", "__doc__", "__module__", "__version__",
+                     "__file__"}
 _DUNDER_NAMES = {"__name__", "__doc__", "__debug__", "__file__"}
 SPECIAL_METHODS = {
     "__init__", "__post_init__", "__call__", "__repr__", "__str__", "__format__", "__len__", "__iter__",
@@ -804,10 +805,11 @@ class _Checker(ast.NodeVisitor):
             nxt = attrs[i + 1] if i + 1 < len(attrs) else None
             text = ".".join([_shown(root), *attrs[:i + 1]])
             if _dunder(a):
-                if a in DUNDER_ATTRIBUTES or (a == "__class__" and nxt in ("__name__", "__qualname__")):
+                if a in DUNDER_ATTRIBUTES or (a == "__class__" and nxt in ("__name__", "__qualname__")) \
+                        or (trusted and i == 0 and a in SPECIAL_METHODS):     # super().__repr__()
                     continue
                 self.found(node, f"uses {text} (a special attribute that is not allowed)",
-                           FAR if a in ("__globals__", "__builtins__", "__dict__", "__code__") else RULE)
+                           FAR if a in ("__globals__", "__builtins__", "__code__", "__closure__") else RULE)
                 return
             if a in _INTERNALS:
                 self.found(node, f"uses {text} (the interpreter's frames and code are not allowed)", FAR)
@@ -923,6 +925,14 @@ class _Checker(ast.NodeVisitor):
             kind = self.kind_of(f)[0]
             if kind == "builtin" and f.id in _ATTRIBUTE_BUILTINS and len(node.args) >= 2:
                 self.attribute_builtin(node)
+                return
+            if kind == "builtin" and f.id == "vars" and node.args:
+                # vars(x) is x.__dict__: not allowed, but it reads no namespace
+                module = isinstance(node.args[0], ast.Name) and self.kind_of(node.args[0])[0] == "module"
+                self.found(node, f"reads the attributes of {_shown(node.args[0])} by name (vars)",
+                           FAR if module else RULE)
+                for a in node.args:
+                    self.visit(a)
                 return
             if kind == "builtin" and f.id == "get_ipython":
                 self.found(node, "uses get_ipython() other than for a magic")
