@@ -172,6 +172,8 @@ for _ in tqdm(range(3)):
     pass
 %time y = 1
 %matplotlib inline
+from google.colab import drive          # on Colab; not installed where the grader runs
+drive.mount("/content/drive")
 def Attention(q, k, v):
     return q, None
 """,
