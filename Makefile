@@ -33,7 +33,7 @@ lint: $(VENV)/.stamp
 
 test: $(VENV)/.stamp $(STORIES) lint
 	$(PY) -m course build --check
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=25
 
 demo: $(VENV)/.stamp $(STORIES)
 	$(PY) -m course.demo

@@ -342,3 +342,24 @@ def test_attributes_named_in_strings_cannot_be_copied():
     plain = "import functools\ndef deco(f):\n    @functools.wraps(f)\n    def inner(*a):\n" \
             "        return f(*a)\n    return inner\n@deco\n" + _attention("return q, None")
     assert _rules(plain) == ([], [])
+
+
+def test_a_self_check_counts_the_notebooks_setup_cell_as_the_courses():
+    """grader.check runs in the student's own process, where the blank notebook is not at hand:
+    the real setup cell (it uses sys and pip) must not cost an honest notebook the rules point,
+    and a root defined in a cell that only pretends to be the setup cell is no answer."""
+    import json
+    from pathlib import Path
+
+    from autograder.runner import SETUP_MARK
+    from course import handles
+    nb = json.loads((Path(__file__).parents[1] / "notebooks" / "03_attention.ipynb").read_text())
+    setup = next("".join(c["source"]) for c in nb["cells"]
+                 if c["cell_type"] == "code" and "".join(c["source"]).startswith(SETUP_MARK))
+    assert handles.SETUP_MARK == SETUP_MARK
+    assert static_uses([setup, HONEST], ["Attention"]) != []           # sys, read as the student's
+    otter = 'import sys\nsys.path.append(r"/autograder/submission")'       # otter's executor adds it
+    local = handles.LocalTransport({"In": ["", otter, setup, HONEST]})
+    assert static_uses(local.cells(), ["Attention"], local.template()) == []
+    fake = handles.LocalTransport({"In": ["", SETUP_MARK + "\n" + IN_CAPTURE]})
+    assert static_uses(fake.cells(), ["Attention"], fake.template()) != []
