@@ -257,7 +257,7 @@ def _otter_stub() -> types.ModuleType:
     return mod
 
 
-SETUP_MARK = "# GIVEN: setup."   # the first line of every notebook's setup cell (course/build.py)
+SETUP_MARK = "# GIVEN: setup."   # the first line of every notebook's setup cell (instructor/build.py)
 
 
 def setup_cell(given_code: list[str]) -> str | None:

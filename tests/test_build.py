@@ -5,7 +5,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course import build
+from instructor import build
 
 ROOT = build.ROOT
 

@@ -19,7 +19,7 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 from autograder import gradescope, submission_check
-from course import build
+from instructor import build
 
 NAME = "03_attention"
 

@@ -1,4 +1,4 @@
-"""The nbgrader course directory (course/nbgrader_course.py): made from the masters, in seconds.
+"""The nbgrader course directory (instructor/nbgrader_course.py): made from the masters, in seconds.
 
 The slow test that runs nbgrader's own commands on it is tests/test_nbgrader_grading.py.
 """
@@ -16,12 +16,11 @@ import torch
 from traitlets.config import Config
 
 from autograder.assignment import load
-from course.build import NOTEBOOKS, ROOT, masters, read_master
-from course.nbgrader_course import (
+from course.nbgrader_check import CheckFailed, check
+from instructor.build import NOTEBOOKS, ROOT, masters, read_master
+from instructor.nbgrader_course import (
     NBGRADER,
-    CheckFailed,
     answer_source,
-    check,
     course_files,
     source_notebook,
 )
@@ -149,7 +148,7 @@ def test_committed_course_directory_is_up_to_date():
     stale = [rel for rel, data in files.items()
              if not (NBGRADER / rel).is_file() or (NBGRADER / rel).read_bytes() != data]
     assert not stale, ("nbgrader/ is out of date with the masters or course/: run `course build` "
-                       f"(or `python -m course.nbgrader_course`) and commit it ({stale[:5]})")
+                       f"(or `python -m instructor.nbgrader_course`) and commit it ({stale[:5]})")
     plugins = (ROOT / "course" / "nbgrader_plugins.py").read_bytes()
     assert (NBGRADER / "nbgrader_plugins.py").read_bytes() == plugins
 

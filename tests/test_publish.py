@@ -6,7 +6,7 @@ import zipfile
 import nbformat
 import pytest
 
-from course import build, cli, publish, release
+from instructor import build, cli, publish, release
 
 ROOT = build.ROOT
 NAMES = release.built_names()

@@ -14,8 +14,8 @@ import nbformat
 import pytest
 from otter.test_files.exception_test import ExceptionTestFile
 
-from course import build
-from course.release import BUNDLE_NAME, write_bundle
+from instructor import build
+from instructor.release import BUNDLE_NAME, write_bundle
 
 ROOT = build.ROOT
 PAGE = ROOT.parent / "shared" / "seeds" / "000_6bd8e58f056863d1.txt"

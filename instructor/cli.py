@@ -64,7 +64,7 @@ def _release(argv: list[str]) -> int:
 def _data(argv: list[str]) -> int:
     import argparse
 
-    from .data import cache_dir, save_to_cache
+    from course.data import cache_dir, save_to_cache
 
     parser = argparse.ArgumentParser(prog="course data",
                                      description="Put a TinyStories text file into the data cache.")

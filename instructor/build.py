@@ -5,14 +5,14 @@ For every master, in order:
    every notebook opens with its "Open in Colab" badge, sets itself up the same way (downloading
    the course from the address in course.toml on Colab), gives the earlier weeks' answers as GIVEN
    code, and states its points. The master is saved back only if something changed. README.md's
-   table of badges is written from course.toml too (course/publish.py).
+   table of badges is written from course.toml too (instructor/publish.py).
 2. Run `otter assign` on a copy, then place its output:
      notebooks/NN_name.ipynb            the student notebook
      notebooks/tests/NN_name/qN.py      public tests (what grader.check runs)
      autograder/NN_name/tests/qN.py     public and hidden tests
      autograder/NN_name/assignment.json questions and points
      nbgrader/                          the same course as an nbgrader course directory
-                                        (course/nbgrader_course.py)
+                                        (instructor/nbgrader_course.py)
      autograder/build/                  (git-ignored) otter's autograder zip, completed so that
                                         it grades on its own (see `complete_autograder_zip`), and
                                         the filled-in notebook as a student would submit it
