@@ -15,9 +15,9 @@ removes its cgroup, clears its uid's key rings and deletes its scratch folder. I
 output folder. Before any notebook runs, :mod:`autograder.notebook_info` reads every notebook in a
 process of its own: another week's notebook is not run at all, and the manual questions' answers
 (with the figures their cells draw while they run, sent as checked messages) make the hand-grading
-pages (:mod:`autograder.manual`); ``--gradebook`` also writes the LMS import (:mod:`autograder.lms`).
-Exit code 0 when the batch finished, whatever the scores; 2 when the command line or the assignment
-is wrong.
+pages (:mod:`autograder.handgrading`). ``course grade`` (:mod:`instructor.grade`) is :func:`run` with
+the LMS export after it; ``python -m autograder`` is :func:`main`, the engine alone. Exit code 0 when
+the batch finished, whatever the scores; 2 when the command line or the assignment is wrong.
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from . import assignment as assignment_mod
-from . import cgroups, inputs, lms, manual, messages, notebook_info, report, sandbox
+from . import cgroups, handgrading, inputs, messages, notebook_info, report, sandbox
 from . import runner as runner_limits
 from .csvcells import clean
 from .inspector import Inspector
@@ -56,8 +56,9 @@ MSG_BYTES_CAP = 8 * 2**20
 ZYGOTE_START_TIMEOUT = 180.0
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="course grade", description="Grade submissions of one assignment.")
+def parser(prog: str = "python -m autograder") -> argparse.ArgumentParser:
+    """The grading engine's options; ``course grade`` (:mod:`instructor.grade`) adds the gradebook's."""
+    p = argparse.ArgumentParser(prog=prog, description="Grade submissions of one assignment.")
     p.add_argument("submissions", nargs="+", metavar="SUBMISSION",
                    help=".ipynb files, folders of them, or .zip files (LMS bulk downloads)")
     p.add_argument("--assignment", required=True, help="NN_name (autograder/NN_name) or a folder")
@@ -73,13 +74,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--scratch", type=Path, default=None,
                    help="where scratch folders go (default: a new folder in /var/tmp)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--gradebook", type=Path, default=None,
-                   help="the gradebook CSV downloaded from Canvas (or Moodle's grading worksheet): "
-                        "also write DIR/canvas_import.csv (moodle_import.csv) with this assignment's "
-                        "column filled, to import back")
-    p.add_argument("--gradebook-column", default=None, metavar="TEXT",
-                   help="the gradebook's column for this assignment (its title, part of it, or its "
-                        "Canvas id; default: the one whose title names the assignment)")
+    return p
+
+
+def parse_args(argv: list[str], p: argparse.ArgumentParser | None = None) -> argparse.Namespace:
+    p = p or parser()
     args = p.parse_args(argv)
     if args.workers < 1:
         p.error("--workers must be at least 1")
@@ -194,7 +193,7 @@ class Grader:
             shutil.rmtree(self.out / sub, ignore_errors=True)
         for name in report.OUTPUT_FILES:                 # nothing of an earlier run stays beside this one
             (self.out / name).unlink(missing_ok=True)
-        kept = manual.set_aside_filled(self.out)         # but hand-entered grades are never deleted
+        kept = handgrading.set_aside_filled(self.out)         # but hand-entered grades are never deleted
         if kept:
             self.warnings.append(f"the filled-in manual.csv of an earlier run was kept as {kept.name}")
         self.out.mkdir(parents=True, exist_ok=True)
@@ -336,10 +335,10 @@ class Grader:
         self.info: dict[int, dict] = {}
         items = [(i, str(s.path), str(s.path) + ".info.json")
                  for i, s in enumerate(self.subs) if s.path is not None]
-        blank = manual.blank_notebook(self.asg)
+        blank = handgrading.blank_notebook(self.asg)
         job = {"manual": [q.name for q in self.asg.questions if q.manual],
                "given": list(self.asg.given_code),
-               "answer_templates": manual.answer_templates(blank, self.asg),
+               "answer_templates": handgrading.answer_templates(blank, self.asg),
                "memory_bytes": 2 * 2**30}
         self.inspector = Inspector(items, job, self.root, self.staging / "notebook_info.log", REPO)
 
@@ -353,7 +352,7 @@ class Grader:
                 self._save_images(self.subs[i].stem, info)
             except (OSError, ValueError, TypeError, AttributeError, KeyError):
                 self.info[i] = {"error": "not inspected"}
-        known = manual.known_notebooks(self.asg)
+        known = handgrading.known_notebooks(self.asg)
         self.wrong: dict[int, str] = {}
         for i, info in self.info.items():
             other = notebook_info.wrong_notebook(info, self.asg.name, known, self.asg.given_code)
@@ -1011,20 +1010,20 @@ def peak_memory_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``course grade``: returns 0 when the batch finished (whatever the scores), 2 on bad input."""
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-    try:
-        asg = assignment_mod.load(args.assignment)
-    except assignment_mod.AssignmentError as exc:
-        print(f"course grade: {exc}", file=sys.stderr)
-        return 2
-    if args.gradebook is not None:        # a wrong gradebook is a usage error before, not after, grading
-        try:
-            lms.check_gradebook(args.gradebook, asg, args.gradebook_column)
-        except lms.GradebookError as exc:
-            print(f"course grade: {exc}", file=sys.stderr)
-            return 2
+@dataclass
+class Outcome:
+    """A graded batch, its output folder written."""
+    out: Path
+    results: list[Result]
+    mode: str
+    cg_note: str
+    cgroups: bool
+    meta: dict
+
+
+def run(args: argparse.Namespace, asg: assignment_mod.Assignment) -> Outcome | int:
+    """Grade the batch and write the output folder (:mod:`autograder.report`); print the summary.
+    An int (2) when the submissions cannot be read."""
     t0 = time.monotonic()
     grader = Grader(args, asg)
     try:
@@ -1054,17 +1053,37 @@ def main(argv: list[str] | None = None) -> int:
               f"{grader.out / 'manual.csv'}, then: course manual {grader.out} FILLED.csv")
     for line in meta.get("manual_notes", []):
         print("note: " + line)
-    if args.gradebook is not None:
-        try:
-            for line in lms.export(grader.out, args.gradebook, args.gradebook_column):
-                print(line)
-        except lms.GradebookError as exc:
-            print(f"course grade: {exc}", file=sys.stderr)
-            return 2
-    if grader.mode != "isolated":
-        print("warning: " + sandbox.MODE_NOTES[grader.mode], file=sys.stderr)
-    if grader.cg is None:
-        print("warning: " + grader.cg_note, file=sys.stderr)
+    return Outcome(out=grader.out, results=results, mode=grader.mode, cg_note=grader.cg_note,
+                   cgroups=grader.cg is not None, meta=meta)
+
+
+def warn(outcome: Outcome) -> None:
+    """The batch's last words, on stderr: a sandbox weaker than isolated, no cgroups."""
+    if outcome.mode != "isolated":
+        print("warning: " + sandbox.MODE_NOTES[outcome.mode], file=sys.stderr)
+    if not outcome.cgroups:
+        print("warning: " + outcome.cg_note, file=sys.stderr)
+
+
+def load(args: argparse.Namespace) -> assignment_mod.Assignment | None:
+    try:
+        return assignment_mod.load(args.assignment)
+    except assignment_mod.AssignmentError as exc:
+        print(f"course grade: {exc}", file=sys.stderr)
+        return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m autograder``: the engine alone (``course grade`` is this plus the LMS export);
+    returns 0 when the batch finished (whatever the scores), 2 on bad input."""
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    asg = load(args)
+    if asg is None:
+        return 2
+    outcome = run(args, asg)
+    if isinstance(outcome, int):
+        return outcome
+    warn(outcome)
     return 0
 
 

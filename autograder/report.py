@@ -5,7 +5,7 @@ assignment's order, ``total_points_earned``, ``percent_correct`` (a fraction, 0 
 automatically graded points) and ``grading_status``; then ``id`` (the Canvas or Moodle id in the
 row's name), ``manual_points_earned`` and ``final_points_earned`` (filled in by ``course manual``).
 Questions graded by hand (``manual: true``) keep their column, left empty for the instructor to fill
-in (:mod:`autograder.manual`); they count neither in the total nor in the percentage. Rows are
+in (:mod:`autograder.handgrading`); they count neither in the total nor in the percentage. Rows are
 sorted by ``file`` and the file holds no times, so the same submissions always give the same bytes.
 A text cell that a spreadsheet would read as a formula (it starts with ``=``, ``+``, ``-``, ``@``,
 a tab or a carriage return), or that starts with an apostrophe, gets a leading apostrophe, as OWASP
@@ -220,7 +220,7 @@ def _rows_table(assignment: Assignment, results: list[Result]) -> str:
 
 def _several_rows(results: list[Result]) -> str:
     """The students (by LMS id) with several rows: with ``--gradebook`` none of them is exported
-    unless every row has the same points (:func:`autograder.lms.one_grade`)."""
+    unless every row has the same points (:func:`instructor.lms.one_grade`)."""
     esc = html.escape
     groups: dict[tuple[str, str], list[Result]] = {}
     for r in results:
@@ -334,16 +334,16 @@ def _write(path: Path, text: str) -> None:
 
 def write_all(out_dir: Path, assignment: Assignment, results: list[Result], meta: dict) -> None:
     """Write every output file into ``out_dir``."""
-    from . import manual
+    from . import handgrading
     (out_dir / "results").mkdir(parents=True, exist_ok=True)
     (out_dir / "feedback").mkdir(parents=True, exist_ok=True)
     for r in results:
         _write(out_dir / "results" / f"{r.stem}.json", result_json(assignment, r))
         _write(out_dir / "feedback" / f"{r.stem}.md", feedback_md(assignment, r))
     _write(out_dir / "grades.csv", grades_csv(assignment, results))
-    _write(out_dir / "questions.json", manual.questions_json(assignment))
+    _write(out_dir / "questions.json", handgrading.questions_json(assignment))
     if any(q.manual for q in assignment.questions):
-        meta.setdefault("manual_notes", []).extend(manual.write_pages(out_dir, assignment, results))
+        meta.setdefault("manual_notes", []).extend(handgrading.write_pages(out_dir, assignment, results))
     timings = {"wall_seconds": round(meta.get("wall_seconds", 0.0), 3), "workers": meta.get("workers"),
                "grader_peak_memory_mb": meta.get("grader_peak_memory_mb"),
                "submissions": [{"file": r.file, "seconds": round(r.seconds, 3),

@@ -87,11 +87,11 @@ def main(argv: list[str] | None = None) -> int:
     if verb == "build":
         from .build import main as run
     elif verb == "grade":
-        from autograder.grade import main as run
+        from .grade import main as run
     elif verb == "manual":
-        from autograder.manual import main as run
+        from .manual import main as run
     elif verb == "pdfs":
-        from autograder.gradescope_pdf import main as run
+        from .gradescope_pdf import main as run
     elif verb == "solutions":
         from .solutions import main as run
     elif verb == "release":

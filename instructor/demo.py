@@ -97,9 +97,8 @@ def solutions(names: list[str]) -> bool:
 def grade(names: list[str]) -> bool:
     """Grade each assignment's solution and blank notebook; True if every grading ran and every
     notebook was graded with the status `ok`."""
-    from autograder.grade import main as run_grade
-
     from .build import BUILD, NOTEBOOKS
+    from .grade import main as run_grade
 
     _step("5. course grade: the solution and the blank notebook of every assignment")
     rows, ok = [], True

@@ -1,7 +1,7 @@
 """The LMS and hand-grading workflow through the real commands, on one class of the toy assignment
 named as Canvas's bulk download names it:
 
-    python -m autograder SUBMISSIONS --assignment 00_toy --out OUT --gradebook gradebook.csv
+    python -m course grade SUBMISSIONS --assignment 00_toy --out OUT --gradebook gradebook.csv
     python -m course manual OUT filled.csv --gradebook gradebook.csv
 
 Checked: the id column; another week's notebook is not run and says which it is; the hand-grading
@@ -32,7 +32,7 @@ import lms_samples
 import pytest
 
 from autograder import notebook_info
-from autograder.gradescope_pdf import find_chromium
+from instructor.gradescope_pdf import find_chromium
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -91,7 +91,7 @@ def batch(tmp_path_factory) -> dict:
     book.write_bytes(lms_samples.canvas_gradebook(lms_samples.STUDENTS + [("Kim, Dave", "10404", "S10404",
                                                                            "dkim", "Section B")]))
     out = root / "out"
-    res = run("-m", "autograder", str(subs), "--assignment", str(hostile.FIXTURE), "--out", str(out),
+    res = run("-m", "course", "grade", str(subs), "--assignment", str(hostile.FIXTURE), "--out", str(out),
               "--workers", "2", "--no-progress", "--gradebook", str(book))
     rows = {}
     if (out / "grades.csv").exists():
@@ -377,8 +377,8 @@ REDTEAM_STUDENTS = [("Sol, Honest", "10101", "", "", "A"), ("Blank, Honest", "10
 
 
 def grade_folder(subs: list[Path], out: Path, *extra: str) -> subprocess.CompletedProcess:
-    return run("-m", "autograder", *map(str, subs), "--assignment", str(hostile.FIXTURE), "--out", str(out),
-               "--workers", "2", "--no-progress", *extra)
+    return run("-m", "course", "grade", *map(str, subs), "--assignment", str(hostile.FIXTURE),
+               "--out", str(out), "--workers", "2", "--no-progress", *extra)
 
 
 def grade_rows(out: Path) -> dict[str, dict]:
