@@ -41,11 +41,11 @@ from pathlib import Path
 from typing import Any
 
 from . import assignment as assignment_mod
-from . import cgroups, handgrading, inputs, messages, notebook_info, report, sandbox
+from . import cgroups, handgrading, inputs, messages, notebook, notebook_info, report, sandbox
 from . import runner as runner_limits
 from .csvcells import clean
 from .inspector import Inspector
-from .report import CaseResult, Result
+from .results import CaseResult, Result
 
 REPO = Path(__file__).resolve().parent.parent
 # what a submission's process may say about why it could not run: its row's status is one of these
@@ -490,7 +490,7 @@ class Grader:
         job_msg = {  # names no submission: the staging file is numbered, the name beside it
             "kind": "submission", "id": job.token, "staging": str(job.staging),
             "sandbox": vars(spec), "repo": str(REPO), "cell_timeout": self.args.cell_timeout,
-            "figure_cells": job.figure_cells, "setup": runner_limits.setup_cell(self.asg.given_code),
+            "figure_cells": job.figure_cells, "setup": notebook.setup_cell(self.asg.given_code),
             "env": {"HOME": scratch, "TMPDIR": tmpdir, "USER": "course-grader",
                     "LOGNAME": "course-grader", "MPLCONFIGDIR": f"{scratch}/.matplotlib",
                     "COURSE_GRADE_JOB": job.token},

@@ -35,7 +35,7 @@ from typing import Any
 from . import notebook_info
 from .assignment import PACKAGE_DIR, Assignment
 from .csvcells import csv_text, file_key, text_cell
-from .report import Result, num, student_id
+from .results import Result, num, student_id
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 # what one row may embed in one page: PNG bytes, decoded pixels (summed), and pixels of one image

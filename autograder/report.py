@@ -17,77 +17,14 @@ from __future__ import annotations
 import html
 import json
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import handgrading
 from .assignment import Assignment
 from .csvcells import FORMULA_START, csv_text, text_cell  # noqa: F401  (FORMULA_START: re-exported)
 from .inputs import lms_id
-
-
-@dataclass
-class CaseResult:
-    """The outcome of one test case for one submission."""
-
-    question: str
-    name: str
-    points: float
-    max_points: float
-    hidden: bool
-    passed: bool
-    message: str
-    detail: str = ""
-
-
-@dataclass
-class Result:
-    """Everything known about one graded submission."""
-
-    file: str
-    stem: str
-    status: str
-    cases: list[CaseResult] = field(default_factory=list)
-    question_points: dict[str, float] = field(default_factory=dict)
-    cell_errors: list[dict] = field(default_factory=list)
-    output: str = ""
-    tampering: list[str] = field(default_factory=list)
-    tests_ran: bool = False
-    seconds: float = 0.0
-    exec_seconds: float = 0.0
-    peak_memory: int | None = None       # bytes, all the submission's processes together (its cgroup)
-    traffic: dict = field(default_factory=dict)   # the judge's requests: count, bytes back, seconds
-    # for hand grading: the manual answers read from the notebook (autograder.notebook_info; each
-    # saved image as {"figure": path}), the figures its answer cells drew under the grader (cell,
-    # path), both PNG files already under the output folder; notes on figures dropped; and what
-    # each answer cell printed
-    answers: dict = field(default_factory=dict)
-    notebook_note: str = ""
-    figures: list[tuple[int, str]] = field(default_factory=list)
-    figure_notes: list[tuple[int, str]] = field(default_factory=list)
-    cell_outputs: dict[int, str] = field(default_factory=dict)
-
-    @property
-    def total(self) -> float:
-        return float(sum(self.question_points.values()))
-
-
-def num(x: float) -> str:
-    """Points as Otter writes them (pandas floats): 2.0, 1.5, 0.6667."""
-    return repr(float(round(x, 4)))
-
-
-def percent(total: float, possible: float) -> float:
-    return total / possible if possible else 0.0
-
-
-EXTRA_COLUMNS = ["id", "manual_points_earned", "final_points_earned"]
-
-
-def student_id(file: str) -> str:
-    """The LMS's identifier of the student in a row name (Canvas user id, Moodle participant id)."""
-    found = lms_id(file)
-    return found[1] if found else ""
+from .results import EXTRA_COLUMNS, Result, num, percent, student_id
 
 
 def grades_csv(assignment: Assignment, results: list[Result]) -> str:
@@ -334,7 +271,6 @@ def _write(path: Path, text: str) -> None:
 
 def write_all(out_dir: Path, assignment: Assignment, results: list[Result], meta: dict) -> None:
     """Write every output file into ``out_dir``."""
-    from . import handgrading
     (out_dir / "results").mkdir(parents=True, exist_ok=True)
     (out_dir / "feedback").mkdir(parents=True, exist_ok=True)
     for r in results:

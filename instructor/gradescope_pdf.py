@@ -42,7 +42,7 @@ from pathlib import Path
 from autograder import handgrading
 from autograder.assignment import load
 from autograder.csvcells import FORMULA_START, clean, csv_text, text_cell
-from autograder.report import Result, num, student_id
+from autograder.results import Result, num, student_id
 
 PDF_SECONDS = 60                      # one student's PDF; over it, that row says so and the others print
 

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from autograder.csvcells import CsvRowError, cell_text, csv_text, file_key, read_spreadsheet, read_table
-from autograder.report import EXTRA_COLUMNS, num
+from autograder.results import EXTRA_COLUMNS, num
 
 from . import lms
 

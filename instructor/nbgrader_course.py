@@ -227,7 +227,7 @@ def source_notebook(name: str, master=None):
 
     from autograder.assignment import resolve_points
 
-    from .build import answer_code, read_master
+    from .masters import answer_code, read_master
 
     master = master or read_master(name)
     cells: list = []
@@ -458,7 +458,7 @@ def build_nbgrader(names: list[str] | None = None, out: Path = NBGRADER) -> list
     """Write nbgrader/ from the masters (default: all that exist); returns the paths that changed,
     relative to the repository (or to `out`'s parent). Files of a built notebook that the build no
     longer makes are removed; notebooks not named are left alone."""
-    from .build import masters
+    from .masters import masters
 
     names = names or masters()
     files = course_files(names)
@@ -588,7 +588,7 @@ def read_export(path: Path) -> dict[tuple[str, str], dict[str, str]]:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    from .build import NAMES, masters
+    from .masters import NAMES, masters
 
     parser = argparse.ArgumentParser(prog="python -m instructor.nbgrader_course",
                                      description="Write nbgrader/ (nbgrader's course directory).")

@@ -78,7 +78,7 @@ def released_names(upto: str | None, everything: bool = False, root: Path = ROOT
 def given_away(names: list[str]) -> list[tuple[str, list[str]]]:
     """(earlier notebook, the names it asks students to write) for every notebook whose reference
     answers a release of `names` shows as GIVEN code: all but the last one's."""
-    from .build import defined_names, reference_code
+    from .masters import defined_names, reference_code
 
     return [(name, [d for code in reference_code(name) for d in defined_names(code)])
             for name in names[:-1]]

@@ -6,7 +6,7 @@ import zipfile
 import nbformat
 import pytest
 
-from instructor import build, cli, publish, release
+from instructor import build, cli, masters, publish, release
 
 ROOT = build.ROOT
 NAMES = release.built_names()
@@ -62,7 +62,7 @@ def test_moving_the_course_is_an_edit_of_course_toml(tmp_path, monkeypatch):
     the setup cell's download, and the nbgrader course has no Colab badge."""
     name = build.masters()[0]
     monkeypatch.setattr(publish, "CONFIG", _config(tmp_path, '[publish]\nrepository = "uni-x/tfs"\n'))
-    monkeypatch.setattr(build, "SOLUTIONS", tmp_path / "solutions")
+    monkeypatch.setattr(masters, "SOLUTIONS", tmp_path / "solutions")    # where masters are read and written
     (tmp_path / "solutions").mkdir()
     master = nbformat.read(ROOT / "solutions" / f"{name}.ipynb", as_version=4)
     master.cells = [c for c in master.cells if "colab" not in c.metadata.get("tags", [])]   # as before

@@ -14,7 +14,7 @@ import nbformat
 import pytest
 from otter.test_files.exception_test import ExceptionTestFile
 
-from instructor import build
+from instructor import build, masters
 from instructor.release import BUNDLE_NAME, write_bundle
 
 ROOT = build.ROOT
@@ -45,12 +45,12 @@ def _public_lines(name: str) -> set[str]:
     shown = set()
     for earlier in build.NAMES[:build.NAMES.index(name) + 1]:
         if earlier in build.masters():
-            shown |= _lines(build.shown_text(build.read_master(earlier)))
+            shown |= _lines(masters.shown_text(build.read_master(earlier)))
     return page | shown | _lines("\n".join(build.earlier_reference_code(name)))
 
 
 def _answer_lines(name: str) -> set[str]:
-    return _lines("\n".join(build.answer_cells(build.read_master(name)))) - _public_lines(name)
+    return _lines("\n".join(masters.answer_cells(build.read_master(name)))) - _public_lines(name)
 
 
 def _hidden_test_lines(name: str) -> set[str]:
