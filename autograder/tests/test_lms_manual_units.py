@@ -525,16 +525,13 @@ def test_report_has_a_row_for_every_submission(graded):
 
 
 def test_the_grader_keeps_only_pngs_from_answer_cells_and_writes_them_at_once(tmp_path, monkeypatch):
-    from types import SimpleNamespace
-
-    from autograder import grade, runner
+    from autograder import intake, runner
+    from autograder.job import Job
     monkeypatch.setattr(runner, "FIGURES", 2)
-    g = SimpleNamespace(out=tmp_path)
-    job = grade.Job(index=0, sub=inputs.Submission("a.ipynb", None, stem="a"), staging=Path(),
-                    figure_cells=[15])
+    job = Job(index=0, sub=inputs.Submission("a.ipynb", None, stem="a"), staging=Path(), figure_cells=[15])
 
     def send(cell, data, **kw):
-        grade.Grader._figure(g, job, {"t": "figure", "cell": cell, "png": data, **kw})
+        intake.keep_figure(job, {"t": "figure", "cell": cell, "png": data, **kw}, tmp_path)
 
     good = png()
     send(15, good)
