@@ -36,7 +36,7 @@ import nbformat
 import yaml
 
 from . import masters as masters_  # masters.SOLUTIONS, looked up when used
-from . import publish
+from . import publish, release
 from .masters import (
     NAMES,
     ROOT,
@@ -421,7 +421,8 @@ exit $status
 
 def complete_autograder_zip(src: Path, dst: Path, name: str | None = None) -> None:
     """Copy otter's autograder zip from `src` to `dst`, adding what the notebooks need to run in
-    a Gradescope container: the `course` package (under files/, which otter copies next to the
+    a Gradescope container: the student package as a release up to `name` ships it
+    (:func:`instructor.release.package_files`; under files/, which otter copies next to the
     submission), the pinned packages with torch's CPU build in environment.yml, GRADESCOPE_CONFIG
     in otter_config.json, and in run_autograder GRADING_ENV and the course's check around Otter
     (autograder/submission_check.py, with `check_config(name)`).
@@ -448,7 +449,7 @@ def complete_autograder_zip(src: Path, dst: Path, name: str | None = None) -> No
                                     exports + RUN_CHECKED, 1).encode()
             zout.writestr(item, data)
         package = ROOT / "course"
-        for path in sorted(package.rglob("*.py")):
+        for path in release.package_files(NAMES[:NAMES.index(name) + 1] if name in NAMES else [name]):
             zout.write(path, f"files/course/{path.relative_to(package).as_posix()}")
         for file in CHECK_FILES:
             zout.write(AUTOGRADER / file, file)

@@ -3,7 +3,8 @@
     nbgrader/nbgrader_config.py           the course's nbgrader settings (run nbgrader from nbgrader/)
     nbgrader/nbgrader_plugins.py          a copy of instructor/nbgrader_plugins.py, which the config imports
     nbgrader/source/NN_name/NN_name.ipynb the master as an nbgrader source notebook
-    nbgrader/source/NN_name/course/       the course package, released to students with the notebook
+    nbgrader/source/NN_name/course/       the student package, released to students with the notebook
+                                          (as `course release --upto NN_name` ships it)
 
 How a master's cells become nbgrader cells (grade_ids in brackets):
 - a code answer cell (a cell with solution lines, inside BEGIN/END SOLUTION): an "autograded answer"
@@ -42,6 +43,9 @@ import re
 import shutil
 import sys
 from pathlib import Path
+
+from . import release
+from .masters import NAMES
 
 ROOT = Path(__file__).resolve().parent.parent
 NBGRADER = ROOT / "nbgrader"
@@ -445,11 +449,10 @@ def course_files(names: list[str]) -> dict[str, bytes]:
         "nbgrader_plugins.py": (ROOT / "instructor" / "nbgrader_plugins.py").read_bytes(),
         ".gitignore": GITIGNORE.encode(),
     }
-    package = sorted(p for p in (ROOT / "course").rglob("*.py") if "__pycache__" not in p.parts)
     for name in names:
         nb, _ = source_notebook(name)
         files[f"source/{name}/{name}.ipynb"] = (nbformat.writes(nb) + "\n").encode()
-        for path in package:
+        for path in release.package_files(NAMES[:NAMES.index(name) + 1]):   # as a release up to it
             files[f"source/{name}/course/{path.relative_to(ROOT / 'course').as_posix()}"] = path.read_bytes()
     return files
 
@@ -588,7 +591,7 @@ def read_export(path: Path) -> dict[tuple[str, str], dict[str, str]]:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    from .masters import NAMES, masters
+    from .masters import masters
 
     parser = argparse.ArgumentParser(prog="python -m instructor.nbgrader_course",
                                      description="Write nbgrader/ (nbgrader's course directory).")

@@ -17,6 +17,7 @@ from traitlets.config import Config
 
 from autograder.assignment import load
 from course.nbgrader_check import CheckFailed, check
+from instructor import release
 from instructor.build import NOTEBOOKS, ROOT, masters, read_master
 from instructor.nbgrader_course import (
     NBGRADER,
@@ -264,8 +265,15 @@ def test_source_notebooks_are_valid_nbgrader_notebooks():
 
 
 def test_course_package_goes_with_every_notebook():
-    files = course_files(NAMES[:1])
-    package = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "course").glob("*.py"))
-    shipped = sorted(Path(r).relative_to(f"source/{NAMES[0]}").as_posix() for r in files
-                     if r.startswith(f"source/{NAMES[0]}/course/"))
-    assert shipped == package
+    """As a release up to that notebook ships it: the student package, never `__main__.py` (the
+    instructor's command), tinydenoiser.py from 08 on."""
+    for name in (NAMES[0], "07_my_transformer", "08_causal"):
+        if name not in NAMES:
+            continue
+        files = course_files([name])
+        package = sorted(p.relative_to(ROOT).as_posix()
+                         for p in release.package_files(NAMES[:NAMES.index(name) + 1]))
+        shipped = sorted(Path(r).relative_to(f"source/{name}").as_posix() for r in files
+                         if r.startswith(f"source/{name}/course/"))
+        assert shipped == package and "course/__main__.py" not in shipped
+        assert ("course/tinydenoiser.py" in shipped) == (name >= "08_causal")

@@ -115,6 +115,7 @@ def test_release_upto_writes_the_public_tree(tmp_path, capsys):
     capsys.readouterr()
     assert cli.main(["release", str(out), "--upto", "03_attention"]) == 0   # a smaller one after
     printed = capsys.readouterr().out
+    assert "This release gives away the answers of 2 earlier notebook(s)" in printed
     assert "01_no_talking: TrainTwoSentences" in printed and "02_with_position: WithPosition" in printed
     assert "03_attention:" not in printed and "WARNING" not in printed
     shipped = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
@@ -124,6 +125,7 @@ def test_release_upto_writes_the_public_tree(tmp_path, capsys):
     tests = {p.split("/")[2] for p in shipped if p.startswith("notebooks/tests/")}
     assert tests == set(NAMES[:3])
     assert "course/__init__.py" in shipped and "course-student.zip" in shipped
+    assert "course/__main__.py" not in shipped and "course/tinydenoiser.py" not in shipped
     assert not any(p.startswith(("solutions/", "autograder/", "nbgrader/")) for p in shipped)
     readme = (out / "README.md").read_text()
     assert readme.count("colab-badge.svg") == 3 and publish.load().colab("03_attention") in readme
@@ -137,11 +139,14 @@ def test_release_upto_writes_the_public_tree(tmp_path, capsys):
 def test_release_all_says_what_it_gives_away(tmp_path, capsys):
     assert cli.main(["release", str(tmp_path / "public"), "--all"]) == 0
     printed = capsys.readouterr().out
-    assert "WARNING" in printed
-    for name, defined in release.given_away(NAMES):
-        assert f"  {name}: {', '.join(defined)}" in printed
-    assert "08_causal: Attention, Head, MultiHead, Block, MyTransformer, WriteLeftToRight" in printed
-    assert f"  {NAMES[-1]}:" not in printed
+    assert "WARNING: releasing every notebook gives away" in printed
+    assert "This release gives away" not in printed               # nothing counts as done
+    found = release.given_away(NAMES)
+    for name in NAMES[:-1]:                                      # each in the GIVEN cells of the next
+        defined = list(dict.fromkeys(f.answer.name for f in found if f.answer.notebook == name))
+        assert defined and f"  {name}: {', '.join(defined)}" in printed
+    assert "08_causal: Attention, Block, Head, MultiHead, MyTransformer, WriteLeftToRight" in printed
+    assert "in course/tinydenoiser.py (AllHeads holds Attention, DenoiserBlock holds Block" in printed
 
 
 def test_release_refuses_the_private_repository(tmp_path, capsys):
