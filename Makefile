@@ -33,7 +33,7 @@ lint: $(VENV)/.stamp
 
 test: $(VENV)/.stamp $(STORIES) lint
 	$(PY) -m course build --check
-	$(PY) -m pytest -q
+	COURSE_SHARED="$(abspath $(SHARED))" $(PY) -m pytest -q
 
 demo: $(VENV)/.stamp $(STORIES)
 	$(PY) -m instructor.demo

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import browser
 import hostile
 import pytest
 from test_grade_lms import saved_png, with_answer
@@ -22,10 +23,13 @@ from test_grade_lms import saved_png, with_answer
 from instructor import gradescope_pdf
 
 REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = gradescope_pdf.find_chromium()
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed")]
+pytestmark = [pytest.mark.slow, browser.needed]
 ALICE, CAROL = "alicesmith_10101_20001_00_toy.ipynb", "leecarol_10303_20003_00_toy.ipynb"
+
+
+@pytest.fixture(autouse=True)
+def _browser():
+    browser.check()
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
