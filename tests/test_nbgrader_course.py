@@ -150,7 +150,7 @@ def test_committed_course_directory_is_up_to_date():
              if not (NBGRADER / rel).is_file() or (NBGRADER / rel).read_bytes() != data]
     assert not stale, ("nbgrader/ is out of date with the masters or course/: run `course build` "
                        f"(or `python -m instructor.nbgrader_course`) and commit it ({stale[:5]})")
-    plugins = (ROOT / "course" / "nbgrader_plugins.py").read_bytes()
+    plugins = (ROOT / "instructor" / "nbgrader_plugins.py").read_bytes()
     assert (NBGRADER / "nbgrader_plugins.py").read_bytes() == plugins
 
 
@@ -171,11 +171,11 @@ def test_config_loads_and_plugs_in_the_course(tmp_path):
 
 
 def test_a_test_cell_marked_skipped_still_runs():
-    sys.path.insert(0, str(ROOT / "course"))
+    sys.path.insert(0, str(ROOT / "instructor"))
     try:
         from nbgrader_plugins import is_skipped
     finally:
-        sys.path.remove(str(ROOT / "course"))
+        sys.path.remove(str(ROOT / "instructor"))
         sys.modules.pop("nbgrader_plugins", None)
 
     def cell(**meta):
@@ -188,11 +188,11 @@ def test_a_test_cell_marked_skipped_still_runs():
 
 
 def test_skip_ungraded_does_not_run_skipped_cells_and_keeps_their_outputs():
-    sys.path.insert(0, str(ROOT / "course"))
+    sys.path.insert(0, str(ROOT / "instructor"))
     try:
         from nbgrader_plugins import KeepSkippedOutputs, SkipUngraded
     finally:
-        sys.path.remove(str(ROOT / "course"))
+        sys.path.remove(str(ROOT / "instructor"))
         sys.modules.pop("nbgrader_plugins", None)
 
     def cell(source, grade_id, **meta):
