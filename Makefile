@@ -29,14 +29,14 @@ $(STORIES): | $(VENV)/.stamp
 	fi
 
 lint: $(VENV)/.stamp
-	$(VENV)/bin/ruff check course autograder benchmarks tests
+	$(VENV)/bin/ruff check course autograder instructor benchmarks tests
 
 test: $(VENV)/.stamp $(STORIES) lint
 	$(PY) -m course build --check
-	$(PY) -m pytest -q --durations=25
+	COURSE_SHARED="$(abspath $(SHARED))" $(PY) -m pytest -q --durations=25
 
 demo: $(VENV)/.stamp $(STORIES)
-	$(PY) -m course.demo
+	$(PY) -m instructor.demo
 
 build: $(VENV)/.stamp
 	$(PY) -m course build
@@ -44,7 +44,7 @@ build: $(VENV)/.stamp
 solutions: $(VENV)/.stamp $(STORIES)
 	$(PY) -m course solutions
 
-# The public repository's tree (course/release.py), up to the notebook students get this week:
+# The public repository's tree (instructor/release.py), up to the notebook students get this week:
 #   make release UPTO=03_attention [OUT=../course-public]
 # Every notebook at once gives away their answers: `course release OUT --all`, on purpose.
 OUT ?= dist/public

@@ -1,12 +1,28 @@
-"""The course's batch grading engine (``course grade``) and its autograder material.
+"""The course's batch grading engine (``course grade``) and its autograder material: the tests of each
+notebook (``NN_name/``), their mutants (``mutations/``) and degenerate answers (``degenerate/``).
 
 Modules, one job each:
 
+- ``grade``: a batch from start to end (:class:`grade.Grader`), the engine's command line
+  (``python -m autograder``; ``course grade`` is :mod:`instructor.grade` around it);
+- ``workspace``: the batch's folders, sandbox mode, uids, what student code sees, cgroups;
+- ``survey``: every notebook read before any runs (``notebook_info`` in ``inspector``'s process);
+- ``scheduler``: the fork server (``forkserver``), the worker slots and the one event loop;
+- ``intake``: what a running submission and its judge send (``messages``: checked field by field);
+- ``verdict``: a submission's row (status, points, messages) once its processes are gone;
+- ``job``: one submission while it runs;
+- ``runner``: the fork server and the process that executes one notebook (``notebook``: its cells);
+- ``judge``: the process that runs the tests on the grader's side (through ``course.handles``);
 - ``inputs``: collect submissions from notebooks, folders and zips;
 - ``assignment``: read an assignment's ``assignment.json`` and Otter test files;
 - ``sandbox``: the isolation of student code (user, namespaces, a new root, limits, clean-up);
 - ``cgroups``: one cgroup per submission for its whole process tree (memory, processes, CPU share);
-- ``runner``: the process that executes one notebook and then runs the tests in it;
-- ``grade``: batch orchestration and the command line;
-- ``report``: ``grades.csv``, ``results/``, ``feedback/`` and ``report.html``.
+- ``snapshot``: what student code must not change, checked before and after the tests;
+- ``results``, ``report``, ``handgrading``: a row's types; ``grades.csv``, ``results/``,
+  ``feedback/`` and ``report.html``; the hand-grading pages and the CSV to fill in;
+- ``csvcells``: CSV cells no spreadsheet runs;
+- ``submission_check``, ``gradescope``: the course's check around Otter in the Gradescope zip, and
+  the zip run here (``mutants``, ``degenerate``: the suites that keep the tests honest).
+
+Nothing here imports the instructor's tooling (``instructor/``); ``course`` is the student package.
 """

@@ -223,7 +223,7 @@ def notebook_cells(path: str, given_code: list[str]) -> tuple[list[str], list[st
     cell of the blank notebook, the setup cell among them, are the course's and not searched)."""
     from course.rules import suspicious
 
-    from .runner import CHECK_RE, read_notebook, setup_cell
+    from .notebook import CHECK_RE, read_notebook, setup_cell
     with open(path, "rb") as f:
         cells, _problem = read_notebook(f.read(), setup_cell(given_code))   # as the runner reads it
     cells = cells or []

@@ -5,7 +5,7 @@ assignment's order, ``total_points_earned``, ``percent_correct`` (a fraction, 0 
 automatically graded points) and ``grading_status``; then ``id`` (the Canvas or Moodle id in the
 row's name), ``manual_points_earned`` and ``final_points_earned`` (filled in by ``course manual``).
 Questions graded by hand (``manual: true``) keep their column, left empty for the instructor to fill
-in (:mod:`autograder.manual`); they count neither in the total nor in the percentage. Rows are
+in (:mod:`autograder.handgrading`); they count neither in the total nor in the percentage. Rows are
 sorted by ``file`` and the file holds no times, so the same submissions always give the same bytes.
 A text cell that a spreadsheet would read as a formula (it starts with ``=``, ``+``, ``-``, ``@``,
 a tab or a carriage return), or that starts with an apostrophe, gets a leading apostrophe, as OWASP
@@ -17,77 +17,14 @@ from __future__ import annotations
 import html
 import json
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import handgrading
 from .assignment import Assignment
 from .csvcells import FORMULA_START, csv_text, text_cell  # noqa: F401  (FORMULA_START: re-exported)
 from .inputs import lms_id
-
-
-@dataclass
-class CaseResult:
-    """The outcome of one test case for one submission."""
-
-    question: str
-    name: str
-    points: float
-    max_points: float
-    hidden: bool
-    passed: bool
-    message: str
-    detail: str = ""
-
-
-@dataclass
-class Result:
-    """Everything known about one graded submission."""
-
-    file: str
-    stem: str
-    status: str
-    cases: list[CaseResult] = field(default_factory=list)
-    question_points: dict[str, float] = field(default_factory=dict)
-    cell_errors: list[dict] = field(default_factory=list)
-    output: str = ""
-    tampering: list[str] = field(default_factory=list)
-    tests_ran: bool = False
-    seconds: float = 0.0
-    exec_seconds: float = 0.0
-    peak_memory: int | None = None       # bytes, all the submission's processes together (its cgroup)
-    traffic: dict = field(default_factory=dict)   # the judge's requests: count, bytes back, seconds
-    # for hand grading: the manual answers read from the notebook (autograder.notebook_info; each
-    # saved image as {"figure": path}), the figures its answer cells drew under the grader (cell,
-    # path), both PNG files already under the output folder; notes on figures dropped; and what
-    # each answer cell printed
-    answers: dict = field(default_factory=dict)
-    notebook_note: str = ""
-    figures: list[tuple[int, str]] = field(default_factory=list)
-    figure_notes: list[tuple[int, str]] = field(default_factory=list)
-    cell_outputs: dict[int, str] = field(default_factory=dict)
-
-    @property
-    def total(self) -> float:
-        return float(sum(self.question_points.values()))
-
-
-def num(x: float) -> str:
-    """Points as Otter writes them (pandas floats): 2.0, 1.5, 0.6667."""
-    return repr(float(round(x, 4)))
-
-
-def percent(total: float, possible: float) -> float:
-    return total / possible if possible else 0.0
-
-
-EXTRA_COLUMNS = ["id", "manual_points_earned", "final_points_earned"]
-
-
-def student_id(file: str) -> str:
-    """The LMS's identifier of the student in a row name (Canvas user id, Moodle participant id)."""
-    found = lms_id(file)
-    return found[1] if found else ""
+from .results import EXTRA_COLUMNS, Result, num, percent, student_id
 
 
 def grades_csv(assignment: Assignment, results: list[Result]) -> str:
@@ -220,7 +157,7 @@ def _rows_table(assignment: Assignment, results: list[Result]) -> str:
 
 def _several_rows(results: list[Result]) -> str:
     """The students (by LMS id) with several rows: with ``--gradebook`` none of them is exported
-    unless every row has the same points (:func:`autograder.lms.one_grade`)."""
+    unless every row has the same points (:func:`instructor.lms.one_grade`)."""
     esc = html.escape
     groups: dict[tuple[str, str], list[Result]] = {}
     for r in results:
@@ -334,16 +271,15 @@ def _write(path: Path, text: str) -> None:
 
 def write_all(out_dir: Path, assignment: Assignment, results: list[Result], meta: dict) -> None:
     """Write every output file into ``out_dir``."""
-    from . import manual
     (out_dir / "results").mkdir(parents=True, exist_ok=True)
     (out_dir / "feedback").mkdir(parents=True, exist_ok=True)
     for r in results:
         _write(out_dir / "results" / f"{r.stem}.json", result_json(assignment, r))
         _write(out_dir / "feedback" / f"{r.stem}.md", feedback_md(assignment, r))
     _write(out_dir / "grades.csv", grades_csv(assignment, results))
-    _write(out_dir / "questions.json", manual.questions_json(assignment))
+    _write(out_dir / "questions.json", handgrading.questions_json(assignment))
     if any(q.manual for q in assignment.questions):
-        meta.setdefault("manual_notes", []).extend(manual.write_pages(out_dir, assignment, results))
+        meta.setdefault("manual_notes", []).extend(handgrading.write_pages(out_dir, assignment, results))
     timings = {"wall_seconds": round(meta.get("wall_seconds", 0.0), 3), "workers": meta.get("workers"),
                "grader_peak_memory_mb": meta.get("grader_peak_memory_mb"),
                "submissions": [{"file": r.file, "seconds": round(r.seconds, 3),

@@ -29,7 +29,6 @@ import builtins
 import io
 import json
 import os
-import re
 import signal
 import socket
 import sys
@@ -37,6 +36,8 @@ import time
 import traceback
 import types
 from typing import Any
+
+from .notebook import read_notebook
 
 PRELOAD = ["numpy", "torch", "torch.nn", "torch.nn.functional", "torch.optim", "torch._dynamo", "matplotlib",
            "matplotlib.pyplot", "course", "course.plots",
@@ -255,68 +256,6 @@ def _otter_stub() -> types.ModuleType:
     mod.__path__ = []  # type: ignore[attr-defined]
     mod.__version__ = "stub"  # type: ignore[attr-defined]
     return mod
-
-
-SETUP_MARK = "# GIVEN: setup."   # the first line of every notebook's setup cell (course/build.py)
-
-
-def setup_cell(given_code: list[str]) -> str | None:
-    """The blank notebook's setup cell, from its code cells."""
-    return next((src for src in given_code if src.startswith(SETUP_MARK)), None)
-
-
-def read_notebook(data: bytes, setup: str | None = None) -> tuple[list[dict] | None, str | None]:
-    """The code cells of a notebook, or why it cannot be graded.
-
-    With `setup`, the notebook's own setup cell (its first code cell that starts with SETUP_MARK)
-    is replaced by this one: the setup cell is the course's, not an answer, and a notebook
-    released by an earlier build has an earlier version of it (which would otherwise read as the
-    student's own code); whatever a student writes into it is not run."""
-    if not data.strip():
-        return None, "unreadable notebook: empty file"
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return None, "unreadable notebook: not valid JSON (not UTF-8 text)"
-    try:
-        nb = json.loads(text)
-    except (ValueError, RecursionError):
-        return None, "unreadable notebook: not valid JSON"
-    if not isinstance(nb, dict):
-        return None, "unreadable notebook: not a notebook (JSON is not an object)"
-    major = nb.get("nbformat")
-    if "worksheets" in nb or (isinstance(major, int) and major < 4):
-        old = major if isinstance(major, int) else 3
-        return None, f"unreadable notebook: nbformat {old} is too old (needs 4)"
-    cells = nb.get("cells")
-    if not isinstance(cells, list):
-        return None, "unreadable notebook: not a notebook (no cells)"
-    if major is not None and major != 4:
-        return None, f"unreadable notebook: unknown nbformat {major!r}"
-    code = []
-    for i, cell in enumerate(cells):
-        if not isinstance(cell, dict):
-            return None, f"unreadable notebook: cell {i + 1} is not a cell"
-        if cell.get("cell_type") != "code":
-            continue
-        src = cell.get("source", "")
-        if isinstance(src, list):
-            if not all(isinstance(s, str) for s in src):
-                return None, f"unreadable notebook: cell {i + 1} has a bad source"
-            src = "".join(src)
-        if not isinstance(src, str):
-            return None, f"unreadable notebook: cell {i + 1} has a bad source"
-        meta = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
-        tags = meta.get("tags") if isinstance(meta.get("tags"), list) else []
-        code.append({"index": i + 1, "source": src, "ignore": "otter_ignore" in tags})
-    if setup is not None:
-        first = next((c for c in code if c["source"].lstrip().startswith(SETUP_MARK)), None)
-        if first is not None:
-            first["source"] = setup
-    return code, None
-
-
-CHECK_RE = re.compile(r"""\.check\(\s*["']([A-Za-z_][\w\-]*)["']""")  # as in assignment.py
 
 
 class Figures:

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/nbgrader_grading.py [NN_name ...] [--mutants 3] [--keep DIR]
 
-Builds a scratch copy of the nbgrader course directory (course/nbgrader_course.py), runs
+Builds a scratch copy of the nbgrader course directory (instructor/nbgrader_course.py), runs
 `nbgrader generate_assignment` and `nbgrader validate` (on the released, blank notebook) for each
 notebook, submits the solution, the blank and mutants (autograder/mutations/: `--mutants` wrong
 answers spread over the questions and one alternative right answer) as nbgrader students,
@@ -29,7 +29,7 @@ if str(REPO) not in sys.path:
 
 import nbformat  # noqa: E402
 
-from course.nbgrader_course import (  # noqa: E402
+from instructor.nbgrader_course import (  # noqa: E402
     build_nbgrader,
     filled_notebook,
     nbgrader,
@@ -39,7 +39,7 @@ from course.nbgrader_course import (  # noqa: E402
     source_notebook,
     submit,
 )
-from course.nbgrader_course import mutant_notebook as nbgrader_mutant  # noqa: E402
+from instructor.nbgrader_course import mutant_notebook as nbgrader_mutant  # noqa: E402
 
 
 def _edit_given(nb) -> tuple[str, str]:
@@ -81,7 +81,7 @@ def grade_both(names: list[str], scratch: Path, fail: int = 3, passing: int = 1,
     from concurrent.futures import ThreadPoolExecutor
 
     from autograder.mutants import grade_folder, mutant_notebook, solution_notebook
-    from course.build import NOTEBOOKS
+    from instructor.build import NOTEBOOKS
 
     data: dict = {"scratch": scratch, "roots": {}, "generate": {}, "validate": {}, "autograde": {},
                   "feedback": {}, "export": {}, "labels": {}, "seconds": {}, "edited": None,
@@ -210,7 +210,7 @@ def equality_table(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from course.build import masters
+    from instructor.build import masters
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("notebooks", nargs="*", help="NN_name (default: every master)")

@@ -4,7 +4,7 @@ Benchmarks and tests train exactly the networks the solution notebooks define.
 """
 from __future__ import annotations
 
-from course.build import reference_namespace
+from instructor.build import reference_namespace
 
 
 def ReferenceNamespace(causal: bool = False) -> dict:

@@ -74,10 +74,10 @@ from course import (  # noqa: E402
     UndiffuseTemperature,
     pick_device,
 )
-from course.build import reference_namespace  # noqa: E402
 from course.plots import WindowAverage  # noqa: E402
 from course.tinydenoiser import TinyDenoiser  # noqa: E402
 from course.training import STORY_ADAM, Seed, TrainLoop  # noqa: E402
+from instructor.build import reference_namespace  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data" / "tinystories"      # the offline copies, if here
 SHARED_TRAIN = SHARED / "TinyStories-train-first2MiB.txt"

@@ -6,6 +6,9 @@ Where the text comes from, in order:
 3. a download of the first 4,000,000 bytes of TinyStoriesV2-GPT4-valid.txt with an HTTP
    range request (a server that ignores the range is read only that far), written to the
    cache atomically together with its manifest.
+
+Without the internet, put a copy of the text into the cache once:
+``python -m course.data --from FILE`` (``course data --from FILE`` on the instructor's side).
 """
 from __future__ import annotations
 
@@ -133,3 +136,24 @@ def load_text(verbose: bool = True) -> str:
     if verbose:
         print(f"Saved {len(data):,} bytes of TinyStories to {path}")
     return data.decode("utf-8", errors="ignore")
+
+
+def main(argv: list[str] | None = None, prog: str = "python -m course.data") -> int:
+    """Put a local TinyStories text file (its first 4,000,000 bytes) into the data cache."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog=prog,
+                                     description="Put a TinyStories text file into the data cache.")
+    parser.add_argument("--from", dest="source", type=Path, required=True)
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if not args.source.is_file():
+        parser.error(f"no such file: {args.source}")
+    data = args.source.read_bytes()[:NBYTES]
+    path = save_to_cache(data, f"local file {args.source.name}", cache_dir())
+    print(f"cached {len(data):,} bytes from {args.source} as {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -47,7 +47,7 @@ import torch
 
 from . import rules, wire
 
-SETUP_MARK = "# GIVEN: setup."   # the first line of every notebook's setup cell (course/build.py)
+SETUP_MARK = "# GIVEN: setup."   # the first line of every notebook's setup cell (instructor/build.py)
 # the cell otter's executor puts first in a notebook it runs (otter/execute/preprocessor.py)
 _OTTER_CELL = re.compile(r'import sys\nsys\.path\.append\(r"[^"\n]*"\)\n?')
 RESERVED = {"get", "info", "type", "isa", "identity", "params", "buffers", "modules", "set_params",

@@ -5,7 +5,8 @@ import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+# ../shared beside the clone, or where `make test SHARED=...` says it is
+SHARED = Path(os.environ.get("COURSE_SHARED") or ROOT.parent / "shared")
 SHARED_TRAIN = SHARED / "data" / "tinystories" / "TinyStories-train-first2MiB.txt"
 
 torch.set_num_threads(1)
@@ -15,7 +16,7 @@ torch.set_num_threads(1)
 def shared_stories(monkeypatch):
     """The genuine TinyStories text in ../shared, as the stories of the course."""
     if not SHARED_TRAIN.exists():
-        pytest.skip("../shared/data/tinystories is not here")
+        pytest.skip(f"{SHARED}/data/tinystories is not here")
     monkeypatch.setenv("COURSE_STORIES_FILE", str(SHARED_TRAIN))
     from course import stories
     stories._world.cache_clear()

@@ -5,7 +5,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course import build
+from instructor import build, masters
 
 ROOT = build.ROOT
 
@@ -23,7 +23,7 @@ def Attention(q, k, v):
 
 
 def test_answer_code_drops_prompts_and_markers():
-    assert build.answer_code(SOLUTION_CELL) == "fig = 1\ndef Attention(q, k, v):\n    return q, k"
+    assert masters.answer_code(SOLUTION_CELL) == "fig = 1\ndef Attention(q, k, v):\n    return q, k"
 
 
 def test_questions_and_points_line():

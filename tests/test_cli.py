@@ -3,7 +3,7 @@ import subprocess
 import sys
 
 from course import data
-from course.cli import main
+from instructor.cli import main
 
 
 def test_help_lists_every_verb(capsys):

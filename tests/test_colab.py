@@ -22,7 +22,7 @@ import nbformat
 import pytest
 from packaging.requirements import Requirement
 
-from course import build, publish, release
+from instructor import build, publish, release
 
 pytestmark = pytest.mark.slow
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from course import demo
+from instructor import demo
 
 
 @pytest.fixture
@@ -16,9 +16,9 @@ def quiet(monkeypatch):
 @pytest.mark.parametrize("ran, graded, code", [(True, True, 0), (False, True, 1), (True, False, 1)])
 def test_demo_exit_status(quiet, monkeypatch, capsys, ran, graded, code):
     monkeypatch.setattr(demo, "grade", lambda names: graded)
-    import course.solutions
+    import instructor.solutions
 
-    monkeypatch.setattr(course.solutions, "main", lambda argv: 0 if ran else 1)
+    monkeypatch.setattr(instructor.solutions, "main", lambda argv: 0 if ran else 1)
     assert demo.main() == code
     if code:
         assert "FAILED" in capsys.readouterr().err

@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from course import build
+from instructor import build
 
 NAME = "09_gpt"
 pytestmark = pytest.mark.skipif(NAME not in build.masters(), reason="09 not written yet")

@@ -19,7 +19,7 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 from autograder import gradescope, submission_check
-from course import build
+from instructor import build, release
 
 NAME = "03_attention"
 
@@ -57,8 +57,9 @@ def test_zip_carries_the_course_package_the_cpu_torch_pins_quick_mode_and_the_ch
         config = json.loads(z.read("otter_config.json"))
         check = json.loads(z.read("submission_check.json"))
     package = {f"files/course/{p.relative_to(build.ROOT / 'course').as_posix()}"
-               for p in (build.ROOT / "course").rglob("*.py")}
-    assert package <= names
+               for p in release.package_files(build.NAMES[:build.NAMES.index(NAME) + 1])}
+    assert {n for n in names if n.startswith("files/course/")} == package    # the student package only
+    assert "files/course/__main__.py" not in names and "files/course/__init__.py" in names
     assert {"submission_check.py", "notebook_info.py"} <= names
     assert not any("solution" in n.lower() and n.endswith(".ipynb") for n in names)
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))

@@ -1,4 +1,4 @@
-"""The nbgrader course directory (course/nbgrader_course.py): made from the masters, in seconds.
+"""The nbgrader course directory (instructor/nbgrader_course.py): made from the masters, in seconds.
 
 The slow test that runs nbgrader's own commands on it is tests/test_nbgrader_grading.py.
 """
@@ -16,12 +16,12 @@ import torch
 from traitlets.config import Config
 
 from autograder.assignment import load
-from course.build import NOTEBOOKS, ROOT, masters, read_master
-from course.nbgrader_course import (
+from course.nbgrader_check import CheckFailed, check
+from instructor import release
+from instructor.build import NOTEBOOKS, ROOT, masters, read_master
+from instructor.nbgrader_course import (
     NBGRADER,
-    CheckFailed,
     answer_source,
-    check,
     course_files,
     source_notebook,
 )
@@ -149,8 +149,8 @@ def test_committed_course_directory_is_up_to_date():
     stale = [rel for rel, data in files.items()
              if not (NBGRADER / rel).is_file() or (NBGRADER / rel).read_bytes() != data]
     assert not stale, ("nbgrader/ is out of date with the masters or course/: run `course build` "
-                       f"(or `python -m course.nbgrader_course`) and commit it ({stale[:5]})")
-    plugins = (ROOT / "course" / "nbgrader_plugins.py").read_bytes()
+                       f"(or `python -m instructor.nbgrader_course`) and commit it ({stale[:5]})")
+    plugins = (ROOT / "instructor" / "nbgrader_plugins.py").read_bytes()
     assert (NBGRADER / "nbgrader_plugins.py").read_bytes() == plugins
 
 
@@ -171,11 +171,11 @@ def test_config_loads_and_plugs_in_the_course(tmp_path):
 
 
 def test_a_test_cell_marked_skipped_still_runs():
-    sys.path.insert(0, str(ROOT / "course"))
+    sys.path.insert(0, str(ROOT / "instructor"))
     try:
         from nbgrader_plugins import is_skipped
     finally:
-        sys.path.remove(str(ROOT / "course"))
+        sys.path.remove(str(ROOT / "instructor"))
         sys.modules.pop("nbgrader_plugins", None)
 
     def cell(**meta):
@@ -188,11 +188,11 @@ def test_a_test_cell_marked_skipped_still_runs():
 
 
 def test_skip_ungraded_does_not_run_skipped_cells_and_keeps_their_outputs():
-    sys.path.insert(0, str(ROOT / "course"))
+    sys.path.insert(0, str(ROOT / "instructor"))
     try:
         from nbgrader_plugins import KeepSkippedOutputs, SkipUngraded
     finally:
-        sys.path.remove(str(ROOT / "course"))
+        sys.path.remove(str(ROOT / "instructor"))
         sys.modules.pop("nbgrader_plugins", None)
 
     def cell(source, grade_id, **meta):
@@ -265,8 +265,15 @@ def test_source_notebooks_are_valid_nbgrader_notebooks():
 
 
 def test_course_package_goes_with_every_notebook():
-    files = course_files(NAMES[:1])
-    package = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "course").glob("*.py"))
-    shipped = sorted(Path(r).relative_to(f"source/{NAMES[0]}").as_posix() for r in files
-                     if r.startswith(f"source/{NAMES[0]}/course/"))
-    assert shipped == package
+    """As a release up to that notebook ships it: the student package, never `__main__.py` (the
+    instructor's command), tinydenoiser.py from 08 on."""
+    for name in (NAMES[0], "07_my_transformer", "08_causal"):
+        if name not in NAMES:
+            continue
+        files = course_files([name])
+        package = sorted(p.relative_to(ROOT).as_posix()
+                         for p in release.package_files(NAMES[:NAMES.index(name) + 1]))
+        shipped = sorted(Path(r).relative_to(f"source/{name}").as_posix() for r in files
+                         if r.startswith(f"source/{name}/course/"))
+        assert shipped == package and "course/__main__.py" not in shipped
+        assert ("course/tinydenoiser.py" in shipped) == (name >= "08_causal")

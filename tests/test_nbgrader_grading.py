@@ -16,7 +16,7 @@ import pytest
 
 from autograder.assignment import load
 from benchmarks.nbgrader_grading import SUBMITTED_OUTPUT, comparison, grade_both, nbgrader_points
-from course.build import masters
+from instructor.build import masters
 
 pytestmark = pytest.mark.slow
 NAMES = masters()

@@ -6,7 +6,7 @@ import zipfile
 import nbformat
 import pytest
 
-from course import build, cli, publish, release
+from instructor import build, cli, masters, publish, release
 
 ROOT = build.ROOT
 NAMES = release.built_names()
@@ -62,7 +62,7 @@ def test_moving_the_course_is_an_edit_of_course_toml(tmp_path, monkeypatch):
     the setup cell's download, and the nbgrader course has no Colab badge."""
     name = build.masters()[0]
     monkeypatch.setattr(publish, "CONFIG", _config(tmp_path, '[publish]\nrepository = "uni-x/tfs"\n'))
-    monkeypatch.setattr(build, "SOLUTIONS", tmp_path / "solutions")
+    monkeypatch.setattr(masters, "SOLUTIONS", tmp_path / "solutions")    # where masters are read and written
     (tmp_path / "solutions").mkdir()
     master = nbformat.read(ROOT / "solutions" / f"{name}.ipynb", as_version=4)
     master.cells = [c for c in master.cells if "colab" not in c.metadata.get("tags", [])]   # as before
@@ -115,6 +115,7 @@ def test_release_upto_writes_the_public_tree(tmp_path, capsys):
     capsys.readouterr()
     assert cli.main(["release", str(out), "--upto", "03_attention"]) == 0   # a smaller one after
     printed = capsys.readouterr().out
+    assert "This release gives away the answers of 2 earlier notebook(s)" in printed
     assert "01_no_talking: TrainTwoSentences" in printed and "02_with_position: WithPosition" in printed
     assert "03_attention:" not in printed and "WARNING" not in printed
     shipped = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
@@ -124,6 +125,7 @@ def test_release_upto_writes_the_public_tree(tmp_path, capsys):
     tests = {p.split("/")[2] for p in shipped if p.startswith("notebooks/tests/")}
     assert tests == set(NAMES[:3])
     assert "course/__init__.py" in shipped and "course-student.zip" in shipped
+    assert "course/__main__.py" not in shipped and "course/tinydenoiser.py" not in shipped
     assert not any(p.startswith(("solutions/", "autograder/", "nbgrader/")) for p in shipped)
     readme = (out / "README.md").read_text()
     assert readme.count("colab-badge.svg") == 3 and publish.load().colab("03_attention") in readme
@@ -137,11 +139,14 @@ def test_release_upto_writes_the_public_tree(tmp_path, capsys):
 def test_release_all_says_what_it_gives_away(tmp_path, capsys):
     assert cli.main(["release", str(tmp_path / "public"), "--all"]) == 0
     printed = capsys.readouterr().out
-    assert "WARNING" in printed
-    for name, defined in release.given_away(NAMES):
-        assert f"  {name}: {', '.join(defined)}" in printed
-    assert "08_causal: Attention, Head, MultiHead, Block, MyTransformer, WriteLeftToRight" in printed
-    assert f"  {NAMES[-1]}:" not in printed
+    assert "WARNING: releasing every notebook gives away" in printed
+    assert "This release gives away" not in printed               # nothing counts as done
+    found = release.given_away(NAMES)
+    for name in NAMES[:-1]:                                      # each in the GIVEN cells of the next
+        defined = list(dict.fromkeys(f.answer.name for f in found if f.answer.notebook == name))
+        assert defined and f"  {name}: {', '.join(defined)}" in printed
+    assert "08_causal: Attention, Block, Head, MultiHead, MyTransformer, WriteLeftToRight" in printed
+    assert "in course/tinydenoiser.py (AllHeads holds Attention, DenoiserBlock holds Block" in printed
 
 
 def test_release_refuses_the_private_repository(tmp_path, capsys):

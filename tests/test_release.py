@@ -1,9 +1,13 @@
 """What students get: no answer of the week and no hidden test leaks into notebooks/ or the
-bundle, the bundle is reproducible, and the setup cell installs the course from a served bundle."""
+bundle, the bundle is reproducible, and the setup cell installs the course from a served bundle.
+A release ships the student package only, and gives away only what it says."""
+import ast
 import functools
 import http.server
 import inspect
 import json
+import os
+import re
 import subprocess
 import sys
 import threading
@@ -15,11 +19,11 @@ import nbformat
 import pytest
 from otter.test_files.exception_test import ExceptionTestFile
 
-from course import build
-from course.release import BUNDLE_NAME, write_bundle
+from instructor import build, cli, giveaway, masters, release
+from instructor.release import BUNDLE_NAME, write_bundle
 
 ROOT = build.ROOT
-PAGE = ROOT.parent / "shared" / "seeds" / "000_6bd8e58f056863d1.txt"
+PAGE = Path(os.environ.get("COURSE_SHARED") or ROOT.parent / "shared") / "seeds" / "000_6bd8e58f056863d1.txt"
 BUILT = [n for n in build.masters() if (ROOT / "notebooks" / f"{n}.ipynb").exists()]
 pytestmark = pytest.mark.skipif(not BUILT, reason="no built notebooks yet")
 
@@ -46,12 +50,12 @@ def _public_lines(name: str) -> set[str]:
     shown = set()
     for earlier in build.NAMES[:build.NAMES.index(name) + 1]:
         if earlier in build.masters():
-            shown |= _lines(build.shown_text(build.read_master(earlier)))
+            shown |= _lines(masters.shown_text(build.read_master(earlier)))
     return page | shown | _lines("\n".join(build.earlier_reference_code(name)))
 
 
 def _answer_lines(name: str) -> set[str]:
-    return _lines("\n".join(build.answer_cells(build.read_master(name)))) - _public_lines(name)
+    return _lines("\n".join(masters.answer_cells(build.read_master(name)))) - _public_lines(name)
 
 
 @functools.cache
@@ -170,3 +174,109 @@ def test_setup_cell_fetches_the_bundle_on_colab(tmp_path):
         assert "Ready" in out.stdout
     finally:
         httpd.shutdown()
+
+
+# ---- a release ships the student package only, and gives away only what it says
+
+def _release(tmp_path: Path, capsys, upto: str) -> tuple[Path, str]:
+    out = tmp_path / f"public-{upto}"
+    assert cli.main(["release", str(out), "--upto", upto]) == 0
+    return out, capsys.readouterr().out
+
+
+def _written(out: Path) -> list[tuple[Path, str]]:
+    """What a release wrote, as the release names it (the zip holds the same files)."""
+    return [(p, p.relative_to(out).as_posix()) for p in sorted(out.rglob("*"))
+            if p.is_file() and p.name != BUNDLE_NAME]
+
+
+def _warned(printed: str) -> set[tuple[str, str]]:
+    """(notebook, answer) of every answer the release's warning names."""
+    warning = printed.split("WARNING", 1)[1] if "WARNING" in printed else ""
+    named = set()
+    for line in warning.splitlines():
+        m = re.match(r"^  (\d\d_\w+): (.+)$", line)
+        if m:
+            named |= {(m.group(1), answer) for answer in m.group(2).split(", ")}
+    return named
+
+
+def _imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            found.add((node.module or "").split(".")[0])
+    return found
+
+
+@pytest.mark.parametrize("upto", BUILT)
+def test_a_release_gives_away_only_what_it_says(tmp_path, capsys, upto):
+    """No released file holds an answer of a later notebook (nor of this week's) that the printed
+    warning does not name: measured on the files the release wrote."""
+    out, printed = _release(tmp_path, capsys, upto)
+    open_ = [a for a in giveaway.answers() if a.notebook >= upto]
+    held = giveaway.find(_written(out), open_)
+    unnamed = sorted({(f.answer.notebook, f.answer.name, f.file, f.holder) for f in held
+                      if (f.answer.notebook, f.answer.name) not in _warned(printed)})
+    assert not unnamed, f"--upto {upto} gives away, unannounced: {unnamed}"
+    assert sorted(n for n in zipfile.ZipFile(out / BUNDLE_NAME).namelist() if n != "README.md") == \
+        sorted(name for _, name in _written(out) if name != "README.md")
+
+
+@pytest.mark.parametrize("upto", BUILT)
+def test_a_release_ships_the_student_package_only(tmp_path, capsys, upto):
+    out, _ = _release(tmp_path, capsys, upto)
+    shipped = sorted(p.name for p in (out / "course").glob("*.py"))
+    assert "__main__.py" not in shipped                     # python -m course: the instructor's command
+    assert ("tinydenoiser.py" in shipped) == (upto >= "08_causal"), "tinydenoiser ships from 08 on"
+    assert "tinydenoiser_curve.py" in shipped               # what 07 plots
+    for name in shipped:
+        assert not _imports(out / "course" / name) & {"instructor", "autograder"}, name
+    if upto < "08_causal":                                  # the package works without tinydenoiser
+        result = subprocess.run([sys.executable, "-c", "from course import *; import course.training, "
+                                 "course.handles, course.nbgrader_check; print(TinyDenoiserCurve(50)[0])"],
+                                cwd=out, capture_output=True, text=True, timeout=300,
+                                env={"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg", "HOME": str(tmp_path)})
+        assert result.returncode == 0 and "[25, 50]" in result.stdout, result.stderr[-2000:]
+
+
+def test_the_student_package_holds_answers_only_in_tinydenoiser():
+    """What the finder sees in course/: DenoiserBlock is 06's Block, TinyDenoiser 07's MyTransformer
+    without the position table, and they pass on 08's causal; AllHeads holds 08's mask."""
+    package = [(p, p.relative_to(ROOT).as_posix()) for p in release.package_files()]
+    found = {(f.answer.notebook, f.answer.name, f.file, f.holder)
+             for f in giveaway.find(package, giveaway.answers())}
+    den = "course/tinydenoiser.py"
+    assert {("06_block", "Block", den, "DenoiserBlock"),
+            ("07_my_transformer", "MyTransformer", den, "TinyDenoiser"),
+            ("08_causal", "Attention", den, "AllHeads"), ("08_causal", "Block", den, "DenoiserBlock"),
+            ("08_causal", "MyTransformer", den, "TinyDenoiser")} <= found
+    assert {f for f in found if f[2] != den} == set()
+    assert "tinydenoiser" not in (ROOT / "course" / "tinydenoiser_curve.py").read_text().split('"""', 2)[2]
+
+
+def test_the_finder_reads_answers_as_code_not_as_text():
+    block = giveaway.answers(["06_block"])
+    assert [a.name for a in block if a.name == "Block"] == ["Block"]
+    renamed = """
+class Renamed(nn.Module):
+    def __init__(self, width, n):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(width)      # before talking
+        self.attention = Whatever(width, n)
+        self.norm2 = nn.LayerNorm(width)
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
+
+    def forward(self, h):
+        h = h + self.attention(self.norm1(h))
+        return h + self.mlp(self.norm2(h))
+"""
+    (node,) = [n for name, n in giveaway.definitions(renamed) if name == "Renamed"]
+    answer = next(a for a in block if a.name == "Block")
+    assert giveaway.holds(answer, node) >= 0.5
+    stub = ("class Block(nn.Module):\n    def __init__(self, dim, heads):\n        super().__init__()\n"
+            "        ...\n")
+    (node,) = [n for name, n in giveaway.definitions(stub) if name == "Block"]
+    assert giveaway.holds(answer, node) == 0                 # a prompt gives nothing away

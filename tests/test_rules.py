@@ -351,7 +351,7 @@ def test_a_self_check_counts_the_notebooks_setup_cell_as_the_courses():
     import json
     from pathlib import Path
 
-    from autograder.runner import SETUP_MARK
+    from autograder.notebook import SETUP_MARK
     from course import handles
     nb = json.loads((Path(__file__).parents[1] / "notebooks" / "03_attention.ipynb").read_text())
     setup = next("".join(c["source"]) for c in nb["cells"]

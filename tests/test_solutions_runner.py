@@ -6,8 +6,8 @@ import json
 import nbformat
 import pytest
 
-from course import solutions
-from course.solutions import FindNotebooks, Outcome, Report
+from instructor import solutions
+from instructor.solutions import FindNotebooks, Outcome, Report
 
 
 def _notebook(path, *sources: str) -> None:

@@ -137,8 +137,9 @@ def test_position_matters_and_batches_are_independent():
 
 
 def test_exported_and_documented():
-    for name in ("TinyDenoiser", "Rotate", "TinyDenoiserCurve"):
-        assert name in course.__all__ and getattr(course, name).__doc__
+    assert "TinyDenoiserCurve" in course.__all__ and course.TinyDenoiserCurve.__doc__
+    for name in ("TinyDenoiser", "Rotate"):       # not in course/__init__: the module ships with 08 only
+        assert name not in course.__all__ and getattr(course.tinydenoiser, name).__doc__
     assert "RoFormer" in course.tinydenoiser.__doc__
 
 
@@ -182,3 +183,11 @@ def test_notebook_08_shows_tinydenoisers_code_as_it_is():
 
 def test_notebook_07_plots_the_shipped_curve():
     assert any("TinyDenoiserCurve(len(story_losses))" in c for c in _cells("07_my_transformer"))
+    student = json.loads((ROOT / "notebooks" / "07_my_transformer.ipynb").read_text())
+    code = ["".join(c["source"]) for c in student["cells"] if c["cell_type"] == "code"]
+    assert not any("TinyDenoiser(" in c or "Rotate(" in c or "course.tinydenoiser " in c
+                   for c in _cells("07_my_transformer") + code), "07 needs course/tinydenoiser.py"
+
+
+def test_notebook_08_imports_it_where_students_get_it():
+    assert any("from course.tinydenoiser import" in c for c in _cells("08_causal"))

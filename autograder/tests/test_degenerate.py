@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from autograder import degenerate, mutants
-from course import build
+from instructor import build
 
 BUILT = [n for n in build.masters() if (mutants.BUILD / f"{n}-solution.ipynb").exists()]
 pytestmark = pytest.mark.slow

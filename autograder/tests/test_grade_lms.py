@@ -1,7 +1,7 @@
 """The LMS and hand-grading workflow through the real commands, on one class of the toy assignment
 named as Canvas's bulk download names it:
 
-    python -m autograder SUBMISSIONS --assignment 00_toy --out OUT --gradebook gradebook.csv
+    python -m course grade SUBMISSIONS --assignment 00_toy --out OUT --gradebook gradebook.csv
     python -m course manual OUT filled.csv --gradebook gradebook.csv
 
 Checked: the id column; another week's notebook is not run and says which it is; the hand-grading
@@ -27,16 +27,15 @@ import sys
 import zlib
 from pathlib import Path
 
+import browser
 import hostile
 import lms_samples
 import pytest
 
 from autograder import notebook_info
-from autograder.gradescope_pdf import find_chromium
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
-CHROMIUM = find_chromium()
 EVIL = "<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=1\">"
 ALICE, BOB, CAROL, DAVE = ("alicesmith_10101_20001_00_toy.ipynb", "bobjones_LATE_10202_20002_00_toy.ipynb",
                            "leecarol_10303_20003_00_toy.ipynb", "kimdave_10404_20004_00_toy.ipynb")
@@ -91,7 +90,7 @@ def batch(tmp_path_factory) -> dict:
     book.write_bytes(lms_samples.canvas_gradebook(lms_samples.STUDENTS + [("Kim, Dave", "10404", "S10404",
                                                                            "dkim", "Section B")]))
     out = root / "out"
-    res = run("-m", "autograder", str(subs), "--assignment", str(hostile.FIXTURE), "--out", str(out),
+    res = run("-m", "course", "grade", str(subs), "--assignment", str(hostile.FIXTURE), "--out", str(out),
               "--workers", "2", "--no-progress", "--gradebook", str(book))
     rows = {}
     if (out / "grades.csv").exists():
@@ -195,8 +194,9 @@ def test_course_manual_merges_the_filled_csv_and_refreshes_the_canvas_import(bat
 # ---------------------------------------------------------------- in a browser
 
 def chromium(tmp: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                           "--no-first-run", "--disable-dev-shm-usage", "--force-device-scale-factor=1",
+    return subprocess.run([browser.check(), "--headless", "--no-sandbox", "--disable-gpu",
+                           "--hide-scrollbars", "--no-first-run", "--disable-dev-shm-usage",
+                           "--force-device-scale-factor=1",
                            f"--user-data-dir={tmp / 'profile'}", *args],
                           capture_output=True, text=True, timeout=120)
 
@@ -239,7 +239,7 @@ def _probe(tmp: Path, page: Path) -> dict:
     return json.loads(html.unescape(m.group(1)))
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)")
+@browser.needed
 def test_report_in_chromium_labels_inside_the_chart_and_a_line_per_row(batch, tmp_path):
     from PIL import Image
     page = tmp_path / "report.html"
@@ -264,7 +264,7 @@ def test_report_in_chromium_labels_inside_the_chart_and_a_line_per_row(batch, tm
     shutil.copy(shot, batch["out"] / "report-screenshot.png")   # for a person to look at
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)")
+@browser.needed
 def test_hand_grading_page_in_chromium_shows_every_figure_and_runs_no_student_script(batch, tmp_path):
     original = (batch["out"] / "manual" / "q4.html").read_text(encoding="utf-8")
     # without the page's Content-Security-Policy, so that the probe runs: escaping alone must hold
@@ -377,8 +377,8 @@ REDTEAM_STUDENTS = [("Sol, Honest", "10101", "", "", "A"), ("Blank, Honest", "10
 
 
 def grade_folder(subs: list[Path], out: Path, *extra: str) -> subprocess.CompletedProcess:
-    return run("-m", "autograder", *map(str, subs), "--assignment", str(hostile.FIXTURE), "--out", str(out),
-               "--workers", "2", "--no-progress", *extra)
+    return run("-m", "course", "grade", *map(str, subs), "--assignment", str(hostile.FIXTURE),
+               "--out", str(out), "--workers", "2", "--no-progress", *extra)
 
 
 def grade_rows(out: Path) -> dict[str, dict]:

@@ -8,7 +8,7 @@ import hostile
 import pytest
 import torch
 
-from autograder import assignment, inputs, report, runner
+from autograder import assignment, inputs, notebook, report, results, runner
 from autograder.snapshot import Snapshot
 
 # ---------------------------------------------------------------- inputs
@@ -73,11 +73,11 @@ def test_duplicate_names_are_a_clash_on_both_rows_with_unique_stems(tmp_path):
     (b'{"nbformat": 4, "cells": [7]}', "unreadable notebook: cell 1 is not a cell"),
 ])
 def test_bad_notebooks_have_clear_reasons(data, reason):
-    assert runner.read_notebook(data) == (None, reason)
+    assert notebook.read_notebook(data) == (None, reason)
 
 
 def test_colab_notebook_reads_and_otter_ignore_is_honoured():
-    cells, problem = runner.read_notebook(hostile.colab(hostile.SOLUTION.read_bytes()))
+    cells, problem = notebook.read_notebook(hostile.colab(hostile.SOLUTION.read_bytes()))
     assert problem is None
     ignored = [c for c in cells if c["ignore"]]
     assert len(ignored) == 1 and "time.sleep(1000)" in ignored[0]["source"]
@@ -178,7 +178,7 @@ def test_unknown_assignment_is_a_usage_error(tmp_path, capsys):
 def test_result_json_round_trips(tmp_path):
     asg = assignment.load(str(hostile.FIXTURE))
     r = report.Result(file="é.ipynb", stem="é", status="ok", question_points={"q1": 1.0})
-    r.cases.append(report.CaseResult("q1", "test_shape", 1.0, 1.0, False, True, "Test case passed"))
+    r.cases.append(results.CaseResult("q1", "test_shape", 1.0, 1.0, False, True, "Test case passed"))
     doc = json.loads(report.result_json(asg, r))
     assert doc["tests"][0] == {"question": "q1", "name": "test_shape", "points": 1.0, "max_points": 1.0,
                                "hidden": False, "passed": True, "message": "Test case passed"}

@@ -15,17 +15,21 @@ import subprocess
 import sys
 from pathlib import Path
 
+import browser
 import hostile
 import pytest
 from test_grade_lms import saved_png, with_answer
 
-from autograder import gradescope_pdf
+from instructor import gradescope_pdf
 
 REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = gradescope_pdf.find_chromium()
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed")]
+pytestmark = [pytest.mark.slow, browser.needed]
 ALICE, CAROL = "alicesmith_10101_20001_00_toy.ipynb", "leecarol_10303_20003_00_toy.ipynb"
+
+
+@pytest.fixture(autouse=True)
+def _browser():
+    browser.check()
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -78,7 +82,7 @@ HEAVY, SLOW = "heavy_10505_20005_00_toy.ipynb", "slow_10606_20006_00_toy.ipynb"
 
 def test_red_team_3_one_students_pdf_never_stops_the_class(tmp_path, monkeypatch):
     """A2: pages.csv is escaped as grades.csv is and no PDF's name starts with a formula character;
-    A3: one answer's text is cut at manual.ANSWER_CHARS with a note, and a student whose PDF runs
+    A3: one answer's text is cut at handgrading.ANSWER_CHARS with a note, and a student whose PDF runs
     over its time (here a real Chromium stopped at 0.01 s) is a row of pages.csv, not a traceback
     that leaves the students after it without a PDF. The honest rows grade and print as alone."""
     os.chmod(tmp_path, 0o755)
@@ -117,7 +121,7 @@ def test_red_team_3_one_students_pdf_never_stops_the_class(tmp_path, monkeypatch
     for f in (ALICE, CAROL, HEAVY):
         assert (dest / rows[f]["pdf"]).read_bytes().startswith(b"%PDF") and rows[f]["pages"] == "2", f
     heavy = pages[rows[HEAVY]["pdf"]]
-    assert heavy.count("\u0b95") == gradescope_pdf.manual.ANSWER_CHARS      # the markdown, whole
+    assert heavy.count("\u0b95") == gradescope_pdf.handgrading.ANSWER_CHARS      # the markdown, whole
     assert "y" * 100 not in heavy                                            # the budget is spent
     assert "(cut: 6000 characters more; see the notebook)" in heavy          # what it printed (6000 kept)
     assert "The loss falls fast" in pages[rows[ALICE]["pdf"]]

@@ -15,7 +15,8 @@ import hostile
 import lms_samples
 import pytest
 
-from autograder import assignment, csvcells, inputs, lms, manual, messages, notebook_info, report
+from autograder import assignment, csvcells, handgrading, inputs, messages, notebook_info, report
+from instructor import lms, manual
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"
@@ -87,7 +88,7 @@ def _info(nb: dict, name: str) -> dict:
 
 def _known():
     asg = assignment.load("03_attention")
-    return asg, manual.known_notebooks(asg)
+    return asg, handgrading.known_notebooks(asg)
 
 
 def test_another_weeks_notebook_is_recognised_and_this_weeks_is_not():
@@ -135,7 +136,7 @@ def test_every_manual_question_of_every_notebook_has_its_answer_cells(name):
     for q, a in found.items():
         assert a["found"] and a["cells"], (name, q)
         assert all(c["type"] in ("markdown", "code") for c in a["cells"])
-    prompts = manual.prompts(nb, asg)
+    prompts = handgrading.prompts(nb, asg)
     for q in manual_qs:
         assert f"Question {q[1:]} " in prompts[q], (name, q, prompts[q][:80])
 
@@ -351,9 +352,9 @@ def test_merge_fills_grades_totals_and_feedback_and_blank_cells_keep_grades(grad
 
 def test_a_filled_in_manual_csv_is_kept_by_the_next_run(graded):
     out, _ = graded
-    assert manual.set_aside_filled(out) is None and not (out / "manual.csv").exists()  # untouched: gone
+    assert handgrading.set_aside_filled(out) is None and not (out / "manual.csv").exists()  # untouched: gone
     (out / "manual.csv").write_text("file,id,q4,comment\na.ipynb,,1,\n")
-    assert manual.set_aside_filled(out) == out / "manual-1.csv"
+    assert handgrading.set_aside_filled(out) == out / "manual-1.csv"
     assert (out / "manual-1.csv").read_text() == "file,id,q4,comment\na.ipynb,,1,\n"
 
 
@@ -524,16 +525,13 @@ def test_report_has_a_row_for_every_submission(graded):
 
 
 def test_the_grader_keeps_only_pngs_from_answer_cells_and_writes_them_at_once(tmp_path, monkeypatch):
-    from types import SimpleNamespace
-
-    from autograder import grade, runner
+    from autograder import intake, runner
+    from autograder.job import Job
     monkeypatch.setattr(runner, "FIGURES", 2)
-    g = SimpleNamespace(out=tmp_path)
-    job = grade.Job(index=0, sub=inputs.Submission("a.ipynb", None, stem="a"), staging=Path(),
-                    figure_cells=[15])
+    job = Job(index=0, sub=inputs.Submission("a.ipynb", None, stem="a"), staging=Path(), figure_cells=[15])
 
     def send(cell, data, **kw):
-        grade.Grader._figure(g, job, {"t": "figure", "cell": cell, "png": data, **kw})
+        intake.keep_figure(job, {"t": "figure", "cell": cell, "png": data, **kw}, tmp_path)
 
     good = png()
     send(15, good)

@@ -9,7 +9,7 @@ import nbformat
 import pytest
 
 from autograder import mutants
-from course import build
+from instructor import build
 
 ROOT = build.ROOT
 BUILT = [n for n in build.masters() if (mutants.BUILD / f"{n}-solution.ipynb").exists()]

@@ -16,7 +16,7 @@ from pathlib import Path
 import forgery
 import pytest
 
-from autograder.runner import SETUP_MARK, read_notebook, setup_cell
+from autograder.notebook import SETUP_MARK, read_notebook, setup_cell
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -5,14 +5,14 @@ For every master, in order:
    every notebook opens with its "Open in Colab" badge, sets itself up the same way (downloading
    the course from the address in course.toml on Colab), gives the earlier weeks' answers as GIVEN
    code, and states its points. The master is saved back only if something changed. README.md's
-   table of badges is written from course.toml too (course/publish.py).
+   table of badges is written from course.toml too (instructor/publish.py).
 2. Run `otter assign` on a copy, then place its output:
      notebooks/NN_name.ipynb            the student notebook
      notebooks/tests/NN_name/qN.py      public tests (what grader.check runs)
      autograder/NN_name/tests/qN.py     public and hidden tests
      autograder/NN_name/assignment.json questions and points
      nbgrader/                          the same course as an nbgrader course directory
-                                        (course/nbgrader_course.py)
+                                        (instructor/nbgrader_course.py)
      autograder/build/                  (git-ignored) otter's autograder zip, completed so that
                                         it grades on its own (see `complete_autograder_zip`), and
                                         the filled-in notebook as a student would submit it
@@ -35,17 +35,25 @@ from pathlib import Path
 import nbformat
 import yaml
 
-from . import publish
+from . import masters as masters_  # masters.SOLUTIONS, looked up when used
+from . import publish, release
+from .masters import (
+    NAMES,
+    ROOT,
+    cell_source,
+    cell_tags,
+    defined_names,
+    earlier_reference_code,
+    latest_definitions,
+    masters,
+    read_master,
+    reference_code,
+)
 from .nbgrader_course import build_nbgrader
 
-ROOT = Path(__file__).resolve().parent.parent
-SOLUTIONS = ROOT / "solutions"
 NOTEBOOKS = ROOT / "notebooks"
 AUTOGRADER = ROOT / "autograder"
 BUILD = AUTOGRADER / "build"
-
-NAMES = ["01_no_talking", "02_with_position", "03_attention", "04_head", "05_multihead",
-         "06_block", "07_my_transformer", "08_causal", "09_gpt"]
 
 # Notebooks that define names of their own which clash with the page's (09 follows the chapter,
 # whose Block(cfg) is not the page's Block(dim, heads, causal)): their given-earlier cell makes the
@@ -163,81 +171,6 @@ from types import SimpleNamespace'''
 POINTS_TEMPLATE = ("**Points.** This notebook is worth **{total} points**: {auto} checked by the "
                    "autograder, {manual} read by your instructor (plots and explanations).")
 
-_SOLUTION_MARKER = re.compile(r"^\s*#\s*(BEGIN|END)\s+SOLUTION(\s+NO\s+PROMPT)?\s*$", re.IGNORECASE)
-_PROMPT_BEGIN = re.compile(r"^\s*#\s*BEGIN\s+PROMPT\s*$", re.IGNORECASE)
-_PROMPT_END = re.compile(r"^\s*#\s*END\s+PROMPT\s*$", re.IGNORECASE)
-_SOLUTION_TAIL = re.compile(r"\s*#\s*SOLUTION\s*$", re.IGNORECASE)
-
-
-def _tags(cell) -> list[str]:
-    return list(cell.get("metadata", {}).get("tags", []))
-
-
-def _source(cell) -> str:
-    src = cell.get("source", "")
-    return "".join(src) if isinstance(src, list) else src
-
-
-def answer_code(source: str) -> str:
-    """A solution cell's code as the answer reads: prompt blocks and solution markers removed."""
-    lines, in_prompt = [], False
-    for line in source.splitlines():
-        if _PROMPT_BEGIN.match(line):
-            in_prompt = True
-        elif _PROMPT_END.match(line):
-            in_prompt = False
-        elif not in_prompt and not _SOLUTION_MARKER.match(line):
-            lines.append(_SOLUTION_TAIL.sub("", line))
-    return "\n".join(lines).strip("\n")
-
-
-def read_master(name: str) -> nbformat.NotebookNode:
-    return nbformat.read(SOLUTIONS / f"{name}.ipynb", as_version=4)
-
-
-def masters() -> list[str]:
-    """The masters that exist, in course order."""
-    return [n for n in NAMES if (SOLUTIONS / f"{n}.ipynb").exists()]
-
-
-def reference_code(name: str) -> list[str]:
-    """The answers of one master that later notebooks re-use (its cells tagged `reference`)."""
-    return [answer_code(_source(c)) for c in read_master(name).cells
-            if c.cell_type == "code" and "reference" in _tags(c)]
-
-
-def earlier_reference_code(name: str) -> list[str]:
-    """Reference answers of every master before `name`, in order; a later one replaces an earlier
-    definition of the same name (08's causal Attention replaces 03's)."""
-    return [code for earlier in NAMES[:NAMES.index(name)] if (SOLUTIONS / f"{earlier}.ipynb").exists()
-            for code in reference_code(earlier)]
-
-
-def defined_names(code: str) -> list[str]:
-    """The names a piece of reference code defines at its top level (def, class, assignment), in order."""
-    import ast
-
-    names: list[str] = []
-    for node in ast.parse(code).body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            found = [node.name]
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            found = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
-        else:
-            found = []
-        names += [n for n in found if n not in names]
-    return names
-
-
-def latest_definitions(blocks: list[str]) -> list[str]:
-    """The code blocks whose names are not all defined again by a later block (08's causal
-    MyTransformer makes 07's unnecessary), in their order."""
-    names = [set(defined_names(code)) for code in blocks]
-    return [code for i, code in enumerate(blocks)
-            if not names[i] or not names[i] <= set().union(*names[i + 1:])]
-
-
 def given_pieces(name: str) -> list[str]:
     """The earlier answers exactly as `name`'s given-earlier cell shows them: the reference code of
     the earlier masters, or, for a notebook in NAMESPACES, the latest definition of each name,
@@ -302,7 +235,7 @@ def reference_namespace(upto: str = NAMES[-1]) -> dict:
         exec(compile(given_earlier_code(spaced[-1]), f"<{spaced[-1]} given>", "exec"), namespace)
         names = names[names.index(spaced[-1]):]
     for name in names:
-        if (SOLUTIONS / f"{name}.ipynb").exists():
+        if (masters_.SOLUTIONS / f"{name}.ipynb").exists():
             for code in reference_code(name):
                 exec(compile(code, f"<{name} reference>", "exec"), namespace)
     return namespace
@@ -312,7 +245,7 @@ def questions(nb: nbformat.NotebookNode) -> list[dict]:
     """[{'name': 'q1', 'points': 2, 'manual': False}, ...] from the BEGIN QUESTION cells."""
     found = []
     for cell in nb.cells:
-        text = _source(cell)
+        text = cell_source(cell)
         if cell.cell_type == "raw" and re.match(r"\s*#\s*BEGIN\s+QUESTION", text, re.IGNORECASE):
             config = yaml.safe_load(text.split("\n", 1)[1]) or {}
             found.append({"name": str(config["name"]), "points": config.get("points", 1),
@@ -376,10 +309,10 @@ def prepare_master(name: str, settings: publish.Publish | None = None) -> bool:
     otter's config cell is the "Open in Colab" badge (tagged `colab`), added if it is missing."""
     settings = settings or publish.load()
     nb = read_master(name)
-    if not any("colab" in _tags(c) for c in nb.cells):
+    if not any("colab" in cell_tags(c) for c in nb.cells):
         nb.cells.insert(1, nbformat.v4.new_markdown_cell(metadata={"tags": ["colab"]}))
     for cell in nb.cells:
-        tags = _tags(cell)
+        tags = cell_tags(cell)
         if "colab" in tags:
             cell["source"] = settings.badge(name)
         elif "setup" in tags:
@@ -388,7 +321,7 @@ def prepare_master(name: str, settings: publish.Publish | None = None) -> bool:
             cell["source"] = given_earlier_code(name)
         elif "points" in tags:
             cell["source"] = _points_line(questions(nb))
-    return write_if_changed(normalize(nb, name[:2]), SOLUTIONS / f"{name}.ipynb")
+    return write_if_changed(normalize(nb, name[:2]), masters_.SOLUTIONS / f"{name}.ipynb")
 
 
 def _replace_dir(src: Path, dst: Path) -> None:
@@ -404,7 +337,7 @@ def assign(name: str) -> list[str]:
     with tempfile.TemporaryDirectory(prefix=f"build-{name}-") as tmp:
         tmp = Path(tmp)
         master = tmp / f"{name}.ipynb"
-        shutil.copy(SOLUTIONS / f"{name}.ipynb", master)
+        shutil.copy(masters_.SOLUTIONS / f"{name}.ipynb", master)
         dist = tmp / "dist"
         result = subprocess.run([sys.executable, "-m", "otter", "assign", str(master), str(dist)],
                                 cwd=tmp, capture_output=True, text=True)
@@ -471,7 +404,8 @@ def check_config(name: str) -> dict:
     path = NOTEBOOKS / f"{name}.ipynb"
     if path.exists():
         nb = nbformat.read(path, as_version=4)
-        given = [_source(c) for c in nb.cells if c.cell_type == "code" and len(_source(c).strip()) >= 80]
+        given = [cell_source(c) for c in nb.cells
+                 if c.cell_type == "code" and len(cell_source(c).strip()) >= 80]
     return {"name": name, "known": {n[:2]: n for n in NAMES}, "given": given}
 
 
@@ -487,7 +421,8 @@ exit $status
 
 def complete_autograder_zip(src: Path, dst: Path, name: str | None = None) -> None:
     """Copy otter's autograder zip from `src` to `dst`, adding what the notebooks need to run in
-    a Gradescope container: the `course` package (under files/, which otter copies next to the
+    a Gradescope container: the student package as a release up to `name` ships it
+    (:func:`instructor.release.package_files`; under files/, which otter copies next to the
     submission), the pinned packages with torch's CPU build in environment.yml, GRADESCOPE_CONFIG
     in otter_config.json, and in run_autograder GRADING_ENV and the course's check around Otter
     (autograder/submission_check.py, with `check_config(name)`).
@@ -514,7 +449,7 @@ def complete_autograder_zip(src: Path, dst: Path, name: str | None = None) -> No
                                     exports + RUN_CHECKED, 1).encode()
             zout.writestr(item, data)
         package = ROOT / "course"
-        for path in sorted(package.rglob("*.py")):
+        for path in release.package_files(NAMES[:NAMES.index(name) + 1] if name in NAMES else [name]):
             zout.write(path, f"files/course/{path.relative_to(package).as_posix()}")
         for file in CHECK_FILES:
             zout.write(AUTOGRADER / file, file)
@@ -568,56 +503,3 @@ def main(argv: list[str] | None = None) -> int:
         print("The committed build was out of date with solutions/: run `course build` and commit.")
         return 1
     return 0
-
-
-def answer_cells(nb: nbformat.NotebookNode) -> list[str]:
-    """The answers of a master as otter removes them: the marked lines of code cells (solution
-    blocks, `# SOLUTION` lines) and markdown cells between BEGIN/END SOLUTION raw cells."""
-    answers, inside = [], False
-    for cell in nb.cells:
-        text = _source(cell)
-        if cell.cell_type == "raw" and re.match(r"\s*#\s*BEGIN\s+SOLUTION", text, re.IGNORECASE):
-            inside = True
-        elif cell.cell_type == "raw" and re.match(r"\s*#\s*END\s+SOLUTION", text, re.IGNORECASE):
-            inside = False
-        elif cell.cell_type == "code":
-            answers.append(split_solution(text)[0])   # otter removes only the marked lines
-        elif inside:
-            answers.append(text)                      # a markdown answer is removed whole
-    return answers
-
-
-def split_solution(source: str) -> tuple[str, str]:
-    """A marked code cell split into (answer lines, lines students see: prompts and scaffolding)."""
-    answer, shown, block = [], [], None
-    for line in source.splitlines():
-        if _PROMPT_BEGIN.match(line):
-            block = "prompt"
-        elif _PROMPT_END.match(line):
-            block = None
-        elif re.match(r"^\s*#\s*BEGIN\s+SOLUTION", line, re.IGNORECASE):
-            block = "solution"
-        elif re.match(r"^\s*#\s*END\s+SOLUTION", line, re.IGNORECASE):
-            block = None
-        elif block == "solution" or (block is None and _SOLUTION_TAIL.search(line)):
-            answer.append(_SOLUTION_TAIL.sub("", line))
-        else:
-            shown.append(line)
-    return "\n".join(answer), "\n".join(shown)
-
-
-def shown_text(nb: nbformat.NotebookNode) -> str:
-    """Everything of a master that its student notebook shows: all but the answers."""
-    shown, inside = [], False
-    for cell in nb.cells:
-        text = _source(cell)
-        if cell.cell_type == "raw":
-            if re.match(r"\s*#\s*BEGIN\s+SOLUTION", text, re.IGNORECASE):
-                inside = True
-            elif re.match(r"\s*#\s*END\s+SOLUTION", text, re.IGNORECASE):
-                inside = False
-        elif cell.cell_type == "code":
-            shown.append(split_solution(text)[1])
-        elif not inside:
-            shown.append(text)
-    return "\n".join(shown)

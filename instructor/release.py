@@ -6,10 +6,14 @@ OUT becomes the tree of the public repository that students open the notebooks f
     OUT/README.md              the student README, with an "Open in Colab" badge per notebook
     OUT/course-student.zip     the bundle the setup cell downloads on Colab (course.toml's address)
     OUT/notebooks/NN_name.ipynb, OUT/notebooks/tests/NN_name/   student notebooks, public tests
-    OUT/course/                the course package (so a clone of the public repository runs too)
+    OUT/course/                the student package (so a clone of the public repository runs too)
 
-Never the solutions, the hidden tests or the grader. Each notebook's GIVEN cells hold the reference
-answers of the earlier notebooks, so a release names the last notebook students get (`upto`).
+Never the solutions, the hidden tests, the grader or the instructor's tooling: of `course/` it ships
+the student package only (not `__main__.py`, the instructor's `python -m course`), and a module
+that holds answers (`tinydenoiser.py`) only from the notebook that reads its code (SHIPS_WITH).
+Each notebook's GIVEN cells hold the reference answers of the earlier notebooks, so a release names
+the last notebook students get (`upto`); :func:`given_away` finds, in what a release ships, every
+answer it gives away (:mod:`instructor.giveaway`), and `course release` prints them.
 """
 from __future__ import annotations
 
@@ -17,12 +21,18 @@ import shutil
 import zipfile
 from pathlib import Path
 
-from . import publish
+from . import giveaway, publish
 from .publish import BUNDLE_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 # What a release owns in OUT: written anew each time (anything else there, .git included, is kept).
 OWNED = ("README.md", BUNDLE_NAME, "course", "notebooks")
+# Of course/, never shipped: `python -m course`, the instructor's command (it imports instructor/).
+NOT_SHIPPED = ("__main__.py",)
+# Modules of course/ that hold answers: shipped only with (and after) the notebook that reads their
+# code. TinyDenoiser's DenoiserBlock is 06's Block, TinyDenoiser 07's MyTransformer without the
+# positions, and both pass on 08's `causal`; 07 only plots its curve (tinydenoiser_curve.py).
+SHIPS_WITH = {"tinydenoiser.py": "08_causal"}
 
 STUDENT_README = """\
 # Transformer from Scratch: the student notebooks
@@ -65,7 +75,7 @@ the notebooks download them the first time they are used and keep them in `data_
 `course/`), so you need the internet once. Without it, get the file elsewhere (the first 4,000,000
 bytes of
 https://huggingface.co/datasets/roneneldan/TinyStories/resolve/main/TinyStoriesV2-GPT4-valid.txt
-are enough) and put it into the cache with `python -m course data --from FILE`, run in this folder;
+are enough) and put it into the cache with `python -m course.data --from FILE`, run in this folder;
 or point the environment variable COURSE_STORIES_FILE at it. Trained stories models are saved in
 `data_cache/` too, so a second run of a notebook reuses them instead of training again.
 """
@@ -91,24 +101,84 @@ def released_names(upto: str | None, everything: bool = False, root: Path = ROOT
     return names[:names.index(upto) + 1]
 
 
-def given_away(names: list[str]) -> list[tuple[str, list[str]]]:
-    """(earlier notebook, the names it asks students to write) for every notebook whose reference
-    answers a release of `names` shows as GIVEN code: all but the last one's."""
-    from .build import defined_names, reference_code
+def given_away(names: list[str], root: Path = ROOT) -> list[giveaway.Found]:
+    """Every answer, of any notebook, that a release of the notebooks ``names`` gives away: found in
+    the files it ships (its notebooks' GIVEN cells and text, their public tests, the student package)."""
+    return giveaway.find(bundle_files(root, names), giveaway.answers())
 
-    return [(name, [d for code in reference_code(name) for d in defined_names(code)])
-            for name in names[:-1]]
+
+def given_away_lines(found: list[giveaway.Found], names: list[str], everything: bool = False) -> list[str]:
+    """What `course release` prints about ``found``: the answers of the notebooks students have done
+    (every one before the last released, when a release names it), then, as a warning, those of the
+    notebooks they have not (the last released and later; with ``everything``, all)."""
+    done = set() if everything else set(names[:-1])
+    earlier = [f for f in found if f.answer.notebook in done]
+    later = [f for f in found if f.answer.notebook not in done]
+    lines = []
+    if earlier:
+        lines.append(f"This release gives away the answers of {_count(earlier)} earlier notebook(s), which "
+                     "students have done:")
+        lines += _grouped(earlier)
+    if later:
+        label = "WARNING: releasing every notebook gives away" if everything else \
+            "WARNING: this release gives away"
+        lines.append(f"{label} the answers of {_count(later)} notebook(s) students have not done yet:")
+        lines += _grouped(later)
+    return lines
+
+
+def _count(found: list[giveaway.Found]) -> int:
+    return len({f.answer.notebook for f in found})
+
+
+def _grouped(found: list[giveaway.Found]) -> list[str]:
+    """Per notebook: its answers given away, then where (a file whose definitions have other names
+    than the answers they hold says which holds which)."""
+    lines = []
+    for notebook in sorted({f.answer.notebook for f in found}):
+        mine = [f for f in found if f.answer.notebook == notebook]
+        lines.append(f"  {notebook}: {', '.join(dict.fromkeys(f.answer.name for f in mine))}")
+        plain, named = [], []
+        for file in dict.fromkeys(f.file for f in mine):
+            here = [f for f in mine if f.file == file]
+            other = [f"{f.holder} holds {f.answer.name}" for f in here
+                     if f.holder.rpartition(".")[2] != f.answer.name]
+            if other:
+                named.append(f"      in {file} ({', '.join(other)})")
+            else:
+                plain.append(file)
+        if plain:
+            lines.append(f"      in {', '.join(plain)}")
+        lines += named
+    return lines
 
 
 def student_readme(names: list[str], settings: publish.Publish) -> str:
     return STUDENT_README.format(badges=publish.badge_table(settings, names))
 
 
+def package_files(names: list[str] | None = None, root: Path = ROOT) -> list[Path]:
+    """The student package as a release of the notebooks ``names`` (default: all) ships it: course/
+    without NOT_SHIPPED, and a module of SHIPS_WITH only when its notebook is released. The
+    Gradescope zip and the nbgrader course copy the same files."""
+    names = built_names(root) if names is None else names
+    package = root / "course"
+    files = []
+    for path in sorted(package.rglob("*.py")):
+        rel = path.relative_to(package).as_posix()
+        if "__pycache__" in path.parts or rel in NOT_SHIPPED:
+            continue
+        if rel in SHIPS_WITH and SHIPS_WITH[rel] not in names:
+            continue
+        files.append(path)
+    return files
+
+
 def bundle_files(root: Path = ROOT, names: list[str] | None = None) -> list[tuple[Path, str]]:
-    """(file on disk, name in the release) for everything that goes to students, sorted: the course
+    """(file on disk, name in the release) for everything that goes to students, sorted: the student
     package, and the student notebooks `names` (default: all) with their public tests."""
     names = built_names(root) if names is None else names
-    files = [(path, path.relative_to(root).as_posix()) for path in sorted((root / "course").rglob("*.py"))]
+    files = [(path, path.relative_to(root).as_posix()) for path in package_files(names, root)]
     for name in names:
         files.append((root / "notebooks" / f"{name}.ipynb", f"notebooks/{name}.ipynb"))
         tests = root / "notebooks" / "tests" / name

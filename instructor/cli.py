@@ -20,7 +20,14 @@ def _release(argv: list[str]) -> int:
     import argparse
 
     from .publish import ConfigError, load
-    from .release import ReleaseError, built_names, given_away, released_names, write_release
+    from .release import (
+        ReleaseError,
+        built_names,
+        given_away,
+        given_away_lines,
+        released_names,
+        write_release,
+    )
 
     parser = argparse.ArgumentParser(
         prog="course release",
@@ -48,13 +55,8 @@ def _release(argv: list[str]) -> int:
     bundle = args.out / "course-student.zip"
     print(f"released {len(names)} notebook(s), {names[0]} to {names[-1]}, into {args.out}: "
           f"{len(written)} files, {bundle} ({bundle.stat().st_size:,} bytes)")
-    away = given_away(names)
-    if away:
-        label = "WARNING: releasing every notebook gives away" if args.all else "This release gives away"
-        print(f"{label} the reference answers of {len(away)} notebook(s), in the GIVEN cells of the "
-              "later ones:")
-        for name, defined in away:
-            print(f"  {name}: {', '.join(defined)}")
+    for line in given_away_lines(given_away(names), names, args.all):
+        print(line)
     settings = load()
     print(f"Next: commit and push {args.out} to github.com/{settings.repository} (branch "
           f"{settings.branch}); the setup cells download {settings.bundle}")
@@ -62,20 +64,9 @@ def _release(argv: list[str]) -> int:
 
 
 def _data(argv: list[str]) -> int:
-    import argparse
+    from course.data import main as run
 
-    from .data import cache_dir, save_to_cache
-
-    parser = argparse.ArgumentParser(prog="course data",
-                                     description="Put a TinyStories text file into the data cache.")
-    parser.add_argument("--from", dest="source", type=Path, required=True)
-    args = parser.parse_args(argv)
-    if not args.source.is_file():
-        parser.error(f"no such file: {args.source}")
-    data = args.source.read_bytes()[:4_000_000]
-    path = save_to_cache(data, f"local file {args.source.name}", cache_dir())
-    print(f"cached {len(data):,} bytes from {args.source} as {path}")
-    return 0
+    return run(argv, prog="course data")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,11 +78,11 @@ def main(argv: list[str] | None = None) -> int:
     if verb == "build":
         from .build import main as run
     elif verb == "grade":
-        from autograder.grade import main as run
+        from .grade import main as run
     elif verb == "manual":
-        from autograder.manual import main as run
+        from .manual import main as run
     elif verb == "pdfs":
-        from autograder.gradescope_pdf import main as run
+        from .gradescope_pdf import main as run
     elif verb == "solutions":
         from .solutions import main as run
     elif verb == "release":

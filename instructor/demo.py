@@ -27,7 +27,7 @@ def _step(title: str) -> None:
 
 
 def stories() -> None:
-    from . import stories
+    from course import stories
 
     _step("1. The stories")
     corpus, vocab = stories.corpus, stories.story_vocab
@@ -50,8 +50,8 @@ def no_talking(steps: int = 1500) -> None:
     import matplotlib.pyplot as plt
     import torch
 
-    from . import DiffusionLoss, NoTalking, PlotLosses, SamplePInit, WindowAverage, vocab
-    from .training import Seed, TrainLoop
+    from course import DiffusionLoss, NoTalking, PlotLosses, SamplePInit, WindowAverage, vocab
+    from course.training import Seed, TrainLoop
 
     _step("2. NoTalking on the two sentences")
     Seed(0)
@@ -97,9 +97,8 @@ def solutions(names: list[str]) -> bool:
 def grade(names: list[str]) -> bool:
     """Grade each assignment's solution and blank notebook; True if every grading ran and every
     notebook was graded with the status `ok`."""
-    from autograder.grade import main as run_grade
-
     from .build import BUILD, NOTEBOOKS
+    from .grade import main as run_grade
 
     _step("5. course grade: the solution and the blank notebook of every assignment")
     rows, ok = [], True

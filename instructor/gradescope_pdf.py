@@ -12,7 +12,7 @@ cell, the outputs saved in the notebook). So page 2 is the first manual question
 second and so on, unless an answer runs over a page. ``pages.csv`` lists each PDF's pages.
 
 One student never costs the class its PDFs: an answer's text is cut at
-:data:`autograder.manual.ANSWER_CHARS` characters (with a note), and a PDF that Chromium does not
+:data:`autograder.handgrading.ANSWER_CHARS` characters (with a note), and a PDF that Chromium does not
 write within PDF_SECONDS (Chromium and what it started are then killed) or at all is a row of
 ``pages.csv`` (``no PDF: ...``, no file); the students after it are printed. ``pages.csv`` is
 written as ``grades.csv`` is (:mod:`autograder.csvcells`: no cell a spreadsheet runs), and no PDF's
@@ -39,10 +39,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import manual
-from .assignment import load
-from .csvcells import FORMULA_START, clean, csv_text, text_cell
-from .report import Result, num, student_id
+from autograder import handgrading
+from autograder.assignment import load
+from autograder.csvcells import FORMULA_START, clean, csv_text, text_cell
+from autograder.results import Result, num, student_id
 
 PDF_SECONDS = 60                      # one student's PDF; over it, that row says so and the others print
 
@@ -82,9 +82,9 @@ def student_html(out: Path, assignment: str, questions: list, prompts: dict[str,
     """One student's manual answers, one question per page (the hand-grading page's pieces)."""
     esc = html.escape
     parts = ["<!doctype html><html><head><meta charset='utf-8'>",
-             f"<meta http-equiv='Content-Security-Policy' content=\"{manual.CSP}\">",
+             f"<meta http-equiv='Content-Security-Policy' content=\"{handgrading.CSP}\">",
              f"<title>{esc(assignment)}: {esc(r.file)}</title>",
-             f"<style>{manual.STYLE}{PAGE_STYLE}</style></head><body>",
+             f"<style>{handgrading.STYLE}{PAGE_STYLE}</style></head><body>",
              f"<section class='cover'><h1>{esc(assignment)}: answers graded by hand</h1>",
              f"<p>{esc(r.file)}</p><p>id {esc(student_id(r.file)) or '-'}</p><ol>"]
     parts += [f"<li>page {k}: {esc(q.name)} ({num(q.points)} points)</li>"
@@ -95,7 +95,7 @@ def student_html(out: Path, assignment: str, questions: list, prompts: dict[str,
         prompt = prompts.get(q.name, "")
         shown = esc(prompt) if prompt else "(the prompt is in the notebook)"
         parts.append(f"<div class='prompt'>{shown}</div>")
-        parts.append(manual._answer_html(out, q.name, r, 0, q.points))
+        parts.append(handgrading.answer_html(out, q.name, r, 0, q.points))
         parts.append("</section>")
     parts.append("</body></html>\n")
     return "".join(parts)
@@ -155,7 +155,7 @@ def write_pdfs(out: Path, dest: Path, chromium: str, assignment: str | None = No
     questions = [q for q in asg.questions if q.manual]
     if not questions:
         raise SystemExit(f"{asg.name} has no questions graded by hand")
-    prompts = manual.prompts(manual.blank_notebook(asg), asg)
+    prompts = handgrading.prompts(handgrading.blank_notebook(asg), asg)
     dest.mkdir(parents=True, exist_ok=True)
     written, rows, used = [], [], set()
     with tempfile.TemporaryDirectory(prefix="gradescope-pdf-") as tmp:

@@ -1,9 +1,10 @@
 """nbgrader: the course as an nbgrader course directory, built from the same masters.
 
     nbgrader/nbgrader_config.py           the course's nbgrader settings (run nbgrader from nbgrader/)
-    nbgrader/nbgrader_plugins.py          a copy of course/nbgrader_plugins.py, which the config imports
+    nbgrader/nbgrader_plugins.py          a copy of instructor/nbgrader_plugins.py, which the config imports
     nbgrader/source/NN_name/NN_name.ipynb the master as an nbgrader source notebook
-    nbgrader/source/NN_name/course/       the course package, released to students with the notebook
+    nbgrader/source/NN_name/course/       the student package, released to students with the notebook
+                                          (as `course release --upto NN_name` ships it)
 
 How a master's cells become nbgrader cells (grade_ids in brackets):
 - a code answer cell (a cell with solution lines, inside BEGIN/END SOLUTION): an "autograded answer"
@@ -17,8 +18,9 @@ How a master's cells become nbgrader cells (grade_ids in brackets):
   (autograder/assignment.py `resolve_points`) [qN-test_name]; a question with `all_or_nothing`
   gets one test cell with all its cases [qN-tests]. Hidden cases sit inside
   `### BEGIN HIDDEN TESTS` / `### END HIDDEN TESTS`, so released notebooks never hold them. The
-  test code is the master's, unchanged; it runs in the student's kernel through `check` below,
-  exactly as `grader.check` runs it (the handles of course/handles.py work in-process).
+  test code is the master's, unchanged; it runs in the student's kernel through
+  `course.nbgrader_check.check` (student package: it ships with the notebook), exactly as
+  `grader.check` runs it (the handles of course/handles.py work in-process).
 - every other cell (lesson text, GIVEN code, the setup cell): read-only ("locked"), so nbgrader's
   checksums report and undo any edit at autograde [given_NN, text_NN].
 - cells the Otter build skips when grading (tagged `otter_ignore`: long training runs and the
@@ -31,75 +33,24 @@ Per-question points: every grade_id starts with its question (`q3-test_hot_and_c
 `nbgrader export` (with the config's `QuestionCsvExport`) adds them up per question, which is what
 `course grade` reports per question.
 
-`course build` calls :func:`build_nbgrader`; `python -m course.nbgrader_course [--check] [NN_name...]`
+`course build` calls :func:`build_nbgrader`; `python -m instructor.nbgrader_course [--check] [NN_name...]`
 does the same on its own.
 """
 from __future__ import annotations
 
 import ast
-import contextlib
-import io
 import re
 import shutil
 import sys
-import warnings
 from pathlib import Path
-from typing import Any
+
+from . import release
+from .masters import NAMES
 
 ROOT = Path(__file__).resolve().parent.parent
 NBGRADER = ROOT / "nbgrader"
 SOURCE = NBGRADER / "source"
 COURSE_ID = "transformer-from-scratch"
-
-# ----------------------------------------------------------------------------------------------
-# In the notebook: how a test cell runs one of the master's test cases.
-
-
-class CheckFailed(AssertionError):
-    """A test cell's check failed. Shown as its message alone (no code, no traceback), so that
-    nbgrader's feedback never shows a hidden test's lines."""
-
-    def __init__(self, name: str, message: str, detail: str = "") -> None:
-        self.name, self.message, self.detail = name, message, detail
-        super().__init__(f"{name}: {message}" + (f"\n{detail}" if detail else ""))
-
-    def _render_traceback_(self) -> list[str]:          # IPython shows these lines instead
-        lines = [f"\x1b[0;31mCheck failed\x1b[0m: {self.name}", self.message]
-        return lines + ([self.detail] if self.detail else [])
-
-
-def check(run: Any, message: str, name: str = "", hidden: bool = False) -> None:
-    """Run one test case (`run()`: the master's test function called on the notebook's names).
-
-    Prints `passed` when it passes; raises CheckFailed with the case's failure message when it
-    fails (for a public case also what went wrong, for a hidden one only the message). Whatever the
-    student's code prints meanwhile (progress bars, warnings) is kept out of the cell's output,
-    since nbgrader fails a test cell that writes to stderr; the random numbers of the notebook are
-    left as they were, as when `course grade` runs the tests after the notebook.
-    """
-    import random
-
-    import numpy as np
-    import torch
-
-    sink = io.StringIO()
-    state = random.getstate(), np.random.get_state()
-    error: BaseException | None = None
-    try:
-        with torch.random.fork_rng(devices=[]), warnings.catch_warnings(), \
-                contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-            warnings.simplefilter("ignore")
-            run()
-    except (Exception, SystemExit) as exc:        # a KeyboardInterrupt (nbgrader's timeout) goes on
-        error = exc
-    finally:
-        random.setstate(state[0])
-        np.random.set_state(state[1])
-    if error is not None:
-        detail = "" if hidden else f"{type(error).__name__}: {error}"[:2000]
-        raise CheckFailed(name or "test", message or "A test failed.", detail) from None
-    print(f"passed: {name}" if name else "passed")
-
 
 # ----------------------------------------------------------------------------------------------
 # At build time: master -> nbgrader source notebook.
@@ -262,7 +213,7 @@ def _test_block(question: str, config: dict, head: str, fname: str, call: str) -
     message = config.get("failure_message") or "A test failed."
     run = (f"check(lambda: {call},\n      {message!r},\n      name={name!r}"
            + (", hidden=True)" if hidden else ")"))
-    code = f"from course.nbgrader_course import check\n\n{head}\n\n{run}"
+    code = f"from course.nbgrader_check import check\n\n{head}\n\n{run}"
     if hidden:
         return f"### BEGIN HIDDEN TESTS\n{code}\n### END HIDDEN TESTS"
     return code
@@ -280,7 +231,7 @@ def source_notebook(name: str, master=None):
 
     from autograder.assignment import resolve_points
 
-    from .build import answer_code, read_master
+    from .masters import answer_code, read_master
 
     master = master or read_master(name)
     cells: list = []
@@ -495,14 +446,13 @@ def course_files(names: list[str]) -> dict[str, bytes]:
 
     files: dict[str, bytes] = {
         "nbgrader_config.py": CONFIG.format(course_id=COURSE_ID, text_stub=TEXT_STUB, timeout=120).encode(),
-        "nbgrader_plugins.py": (ROOT / "course" / "nbgrader_plugins.py").read_bytes(),
+        "nbgrader_plugins.py": (ROOT / "instructor" / "nbgrader_plugins.py").read_bytes(),
         ".gitignore": GITIGNORE.encode(),
     }
-    package = sorted(p for p in (ROOT / "course").rglob("*.py") if "__pycache__" not in p.parts)
     for name in names:
         nb, _ = source_notebook(name)
         files[f"source/{name}/{name}.ipynb"] = (nbformat.writes(nb) + "\n").encode()
-        for path in package:
+        for path in release.package_files(NAMES[:NAMES.index(name) + 1]):   # as a release up to it
             files[f"source/{name}/course/{path.relative_to(ROOT / 'course').as_posix()}"] = path.read_bytes()
     return files
 
@@ -511,7 +461,7 @@ def build_nbgrader(names: list[str] | None = None, out: Path = NBGRADER) -> list
     """Write nbgrader/ from the masters (default: all that exist); returns the paths that changed,
     relative to the repository (or to `out`'s parent). Files of a built notebook that the build no
     longer makes are removed; notebooks not named are left alone."""
-    from .build import masters
+    from .masters import masters
 
     names = names or masters()
     files = course_files(names)
@@ -599,7 +549,7 @@ def nbgrader_env(root: Path, extra: dict | None = None) -> dict:
     there is one (kernels inherit it)."""
     import os
 
-    from .data import CACHE_NAME, cache_dir
+    from course.data import CACHE_NAME, cache_dir
 
     env = dict(os.environ)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
@@ -641,9 +591,9 @@ def read_export(path: Path) -> dict[tuple[str, str], dict[str, str]]:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    from .build import NAMES, masters
+    from .masters import masters
 
-    parser = argparse.ArgumentParser(prog="python -m course.nbgrader_course",
+    parser = argparse.ArgumentParser(prog="python -m instructor.nbgrader_course",
                                      description="Write nbgrader/ (nbgrader's course directory).")
     parser.add_argument("notebooks", nargs="*", help="NN_name of the masters (default: all)")
     parser.add_argument("--check", action="store_true", help="fail if nbgrader/ was out of date")

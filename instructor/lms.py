@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .csvcells import CsvRowError, cell_text, csv_text, read_spreadsheet, read_table
-from .inputs import MAX_STUDENT_NOTEBOOKS, lms_id
+from autograder.csvcells import CsvRowError, cell_text, csv_text, read_spreadsheet, read_table
+from autograder.inputs import MAX_STUDENT_NOTEBOOKS, lms_id
 
 TITLE_AND_ID = re.compile(r"^(.*)\s\((\d+)\)$")
 NON_ASSIGNMENT = re.compile(r"Current Score|Current Points|Current Grade|Final Score|Final Points|"

@@ -1,0 +1,323 @@
+"""Running a batch: one fork server (:mod:`autograder.forkserver`), one worker slot (a uid) per
+submission at a time, and a single event loop over every running submission's pipes and deadlines
+(per cell, per test, per submission). When a submission's cells have run, its judge starts; when its
+processes are gone (or overdue), everything it started is killed, its cgroup removed, its uid's key
+rings cleared, its scratch folder deleted, and its row assembled (:mod:`autograder.verdict`).
+What the pipes carry is read by :mod:`autograder.intake`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import selectors
+import shutil
+import sys
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from . import inputs, notebook, sandbox, verdict
+from .assignment import Assignment
+from .forkserver import ForkServer
+from .intake import Intake
+from .job import GRACE, Job
+from .results import Result
+from .survey import Survey
+from .workspace import REPO, Workspace
+
+
+class Scheduler:
+    """The batch's processes. Also the :class:`autograder.intake.Events` its readers call."""
+
+    def __init__(self, args: argparse.Namespace, asg: Assignment, ws: Workspace, survey: Survey) -> None:
+        self.args = args
+        self.asg = asg
+        self.ws = ws
+        self.survey = survey
+        self.warnings = ws.warnings
+        self.sel = selectors.DefaultSelector()
+        self.jobs_by_id: dict[str, Job] = {}
+        self.running: dict[str, Job] = {}
+        self.results: list[Result] = []
+        self.tests_payload = asg.tests_payload()
+        self.free_uids = ws.uids()
+        self.intake = Intake(asg, ws.out, args.cell_timeout, self)
+        self.server = ForkServer(ws.root, ws.zygote_env(), ws.staging / "runner.log")
+
+    def start(self) -> None:
+        """Start the fork server (minutes at most: it imports torch once for every child)."""
+        self.server.start()
+        self.sel.register(self.server.sock, selectors.EVENT_READ, ("zygote", None))
+
+    # ------------------------------------------------------------ the loop
+    def run(self, subs: list[inputs.Submission]) -> list[Result]:
+        self.t0 = time.monotonic()
+        pending: deque[Job] = deque()
+        for i, sub in enumerate(subs):
+            if sub.path is None:
+                self.results.append(verdict.unrunnable(sub, sub.problem or "unreadable", self.asg,
+                                                       self.args.memory))
+                continue
+            if i in self.survey.wrong:          # another week's notebook: its tests are not run
+                job = Job(index=i, sub=sub, staging=Path(), info=self.survey.info.get(i, {}))
+                job.fatal = f"wrong notebook: this is {self.survey.wrong[i]}, not {self.asg.name}"
+                job.started = time.monotonic()
+                self.results.append(self._result(job))
+                sub.path.unlink(missing_ok=True)
+                continue
+            # staged as NNNNN.ipynb by inputs.collect; its file name goes beside it, for the child
+            # alone to read (the fork server never sees a student's name)
+            Path(str(sub.path) + ".name").write_text(sub.notebook_name, encoding="utf-8")
+            pending.append(Job(index=i, sub=sub, staging=sub.path, info=self.survey.info.get(i, {}),
+                               figure_cells=self.survey.figure_cells(i)))
+        bar = self._progress(len(subs))
+        bar.update(len(self.results))
+        running = self.running
+        try:
+            while pending or running:
+                while pending and self.free_uids:
+                    job = pending.popleft()
+                    self._start(job, self.free_uids.pop())
+                    running[job.token] = job
+                self._poll(running)
+                for token in [t for t, j in running.items() if self._finished(j)]:
+                    job = running.pop(token)
+                    try:
+                        self.results.append(self._finish(job))
+                    except Exception as exc:     # a bug met by one row costs that row, not the batch
+                        print(f"course grade: {job.sub.file}: grading error: {exc!r}", file=sys.stderr)
+                        job.fatal = f"grading error: {type(exc).__name__}; grade this one again"
+                        self.results.append(self._result(job))
+                    bar.update(1)
+        finally:
+            bar.close()
+            for job in running.values():
+                self.kill(job, "grading interrupted")
+                self._cleanup(job)
+        return self.results
+
+    def _progress(self, total: int) -> Any:
+        from tqdm import tqdm
+        tqdm.monitor_interval = 0  # no monitor thread: the grader forks to clean up
+        return tqdm(total=total, unit="nb", desc="grading", file=sys.stderr,
+                    disable=self.args.no_progress or None, dynamic_ncols=True)
+
+    def _start(self, job: Job, uid: int) -> None:
+        job.uid = uid
+        job.token = secrets.token_hex(8)
+        real_uid = uid if uid >= 0 else None
+        name = f"s{job.index:05d}-{job.token[:6]}"
+        if self.ws.mode == "isolated":   # a tmpfs in the submission's own mount namespace, nowhere else
+            scratch = sandbox.SCRATCH
+            tmpdir = "/tmp"
+        else:
+            job.scratch = sandbox.make_scratch(self.ws.root, name, real_uid)
+            scratch = str(job.scratch)
+            tmpdir = f"{scratch}/tmp"
+        limits = sandbox.Limits(memory_bytes=int(self.args.memory * 2**30),
+                                cpu_seconds=int(self.args.timeout) + 30)
+        if self.ws.cg is not None:
+            try:
+                job.group = self.ws.cg.create(name, memory_bytes=limits.memory_bytes,
+                                              max_tasks=limits.max_tasks)
+            except OSError as exc:
+                self.warnings.append(f"no cgroup for {job.sub.file}: {exc}")
+        msg_r, msg_w = os.pipe()
+        req_r, req_w = os.pipe()
+        ans_r, ans_w = os.pipe()
+        os.set_blocking(msg_r, False)
+        job.msg_r, job.req_w, job.ans_r = msg_r, req_w, ans_r
+        spec = sandbox.SandboxSpec(mode=self.ws.mode, uid=uid, scratch=scratch, limits=vars(limits),
+                                   view=self.ws.view, newroot=str(self.ws.newroot),
+                                   cgroup=job.group.procs_files if job.group else [])
+        job_msg = {  # names no submission: the staging file is numbered, the name beside it
+            "kind": "submission", "id": job.token, "staging": str(job.staging),
+            "sandbox": vars(spec), "repo": str(REPO), "cell_timeout": self.args.cell_timeout,
+            "figure_cells": job.figure_cells, "setup": notebook.setup_cell(self.asg.given_code),
+            "env": {"HOME": scratch, "TMPDIR": tmpdir, "USER": "course-grader",
+                    "LOGNAME": "course-grader", "MPLCONFIGDIR": f"{scratch}/.matplotlib",
+                    "COURSE_GRADE_JOB": job.token},
+        }
+        job.started = time.monotonic()
+        job.deadline = job.started + self.args.timeout
+        self.server.send(job_msg, [msg_w, req_r, ans_w])
+        for fd in (msg_w, req_r, ans_w):
+            os.close(fd)
+        self.jobs_by_id[job.token] = job
+        self.sel.register(msg_r, selectors.EVENT_READ, ("msg", job))
+
+    def start_judge(self, job: Job) -> None:
+        """The submission's cells have run: start its judge, which runs the tests on our side."""
+        jmsg_r, jmsg_w = os.pipe()
+        jctl_r, jctl_w = os.pipe()
+        os.set_blocking(jmsg_r, False)
+        os.set_blocking(jctl_w, False)
+        job.jmsg_r, job.jctl_w = jmsg_r, jctl_w
+        # the judge joins the submission's cgroup: the CPU and memory the submission makes it spend
+        # (a test calling back and forth) count against that submission, not against its neighbours
+        judge_msg = {"kind": "judge", "id": "j" + job.token, "staging": str(job.staging),
+                     "memory_bytes": int(max(self.args.memory, 2.0) * 2**30),
+                     "cgroup": job.group.procs_files if job.group is not None else []}
+        self.server.send(judge_msg, [jmsg_w, jctl_r, job.req_w, job.ans_r])
+        for fd in (jmsg_w, jctl_r, job.req_w, job.ans_r):
+            os.close(fd)
+        job.req_w = job.ans_r = -1
+        self.jobs_by_id["j" + job.token] = job
+        control = {"tests": self.tests_payload, "case_timeout": self.args.cell_timeout,
+                   "given_code": self.asg.given_code}
+        job.jctl_out = json.dumps(control).encode()
+        self.sel.register(jmsg_r, selectors.EVENT_READ, ("judge", job))
+        self.sel.register(jctl_w, selectors.EVENT_WRITE, ("jctl", job))
+
+    def forget(self, fd: int) -> None:
+        self.sel.unregister(fd)
+
+    def _poll(self, running: dict[str, Job]) -> None:
+        now = time.monotonic()
+        deadlines = [d for j in running.values() for d in (j.deadline, j.phase_deadline, j.kill_time)
+                     if d is not None]
+        timeout = max(0.0, min([0.5] + [d - now for d in deadlines]))
+        for key, _mask in self.sel.select(timeout):
+            kind, job = key.data
+            if kind == "zygote":
+                self._zygote_messages()
+            elif kind == "msg":
+                self.intake.read_messages(job)
+            elif kind == "judge":
+                self.intake.read_judge(job)
+            elif kind == "jctl":
+                self.intake.write_judge_control(job)
+        now = time.monotonic()
+        for job in running.values():
+            if job.killed or self._finished(job):
+                continue
+            if now > job.deadline:
+                where = f" (in cell {job.cell})" if job.cell and not job.cells_done else ""
+                self.kill(job, f"timeout: the notebook ran over {self.args.timeout:g} s{where}")
+            elif job.phase_deadline is not None and now > job.phase_deadline:
+                if job.cells_done is None:
+                    self.kill(job, f"timeout: cell {job.cell} ran over {self.args.cell_timeout:g} s")
+                else:
+                    self.kill(job, f"timeout: the tests of {job.test} ran too long")
+
+    def _zygote_messages(self) -> None:
+        got, gone = self.server.receive()
+        for msg in got:
+            key = msg.get("id", "")
+            job = self.jobs_by_id.get(key)
+            if job is None:
+                continue
+            is_judge = key.startswith("j")
+            if msg["t"] == "pid":
+                if is_judge:
+                    job.judge_pid = msg["pid"]
+                else:
+                    job.pid = msg["pid"]
+            elif msg["t"] == "exit":
+                if is_judge:
+                    job.judge_exit = msg["status"]
+                    self.intake.read_judge(job)
+                else:
+                    job.exit_status = msg["status"]
+                    self.intake.read_messages(job)
+        if gone:
+            self._restart_zygote()
+
+    def _restart_zygote(self) -> None:
+        """The fork server died (it never runs student code, but the machine may kill it): the
+        submissions it was running get a clear status, and a new one takes over the rest."""
+        self.sel.unregister(self.server.sock)
+        self.server.stop()
+        for job in self.running.values():
+            if not self._finished(job):
+                job.fatal = job.fatal or "grading error: the runner stopped; grade this one again"
+                job.exit_status = -1 if job.exit_status is None else job.exit_status
+                job.judge_exit = -1 if job.judge_exit is None else job.judge_exit
+                for pid in (job.pid, job.judge_pid):
+                    if pid:
+                        sandbox.killpg(pid)
+                if job.group is not None:
+                    job.group.kill()
+        self.start()
+
+    # ------------------------------------------------------------ ending a submission
+    def kill(self, job: Job, reason: str) -> None:
+        if job.killed is None:
+            job.killed = reason
+            job.kill_time = time.monotonic() + GRACE
+        for pid in (job.pid, job.judge_pid):
+            if pid:
+                sandbox.killpg(pid)
+        self._sweep(job)
+
+    def _sweep(self, job: Job) -> None:
+        """Kill every process of the submission: its cgroup at once where there is one (nothing can
+        leave it), else every process of its uid, else (weak mode) its tagged processes."""
+        if job.group is not None:
+            job.group.kill()
+        elif job.uid >= 0:
+            sandbox.kill_uid(job.uid)
+        elif job.pid:
+            sandbox.kill_tagged(self.server.pid, job.token)
+
+    def _finished(self, job: Job) -> bool:
+        """The submission's process has exited and, if it was started, so has its judge."""
+        judge_over = job.jmsg_r < 0 and (job.judge_pid is None or job.judge_exit is not None) \
+            if job.cells_done is not None else True
+        if job.exit_status is not None and judge_over:
+            return True
+        return job.killed is not None and job.kill_time is not None and time.monotonic() > job.kill_time
+
+    def _finish(self, job: Job) -> Result:
+        for pid in (job.pid, job.judge_pid):
+            if pid:
+                sandbox.killpg(pid)
+        self._sweep(job)
+        if job.msg_r >= 0:
+            self.intake.read_messages(job)
+        if job.jmsg_r >= 0:
+            self.intake.read_judge(job)
+        self._cleanup(job)
+        self.free_uids.append(job.uid)
+        return self._result(job)
+
+    def _result(self, job: Job) -> Result:
+        return verdict.result(job, self.asg, self.args.memory)
+
+    def _release(self, job: Job) -> None:
+        """What a submission leaves that outlives its processes: its cgroup, its uid's key rings,
+        and in user mode what its uid left in the shared temporary folders and SysV IPC."""
+        if job.group is not None:
+            job.peak_memory = job.group.peak_memory()
+            job.oom = job.group.oom_kills() > 0
+            if not job.group.remove():
+                self.warnings.append(f"the cgroup of {job.sub.file} could not be removed")
+            job.group = None
+        if job.uid >= 0:
+            sandbox.clear_keys(job.uid)
+            if self.ws.mode == "user":
+                sandbox.sweep_uid_files(job.uid)
+
+    def _cleanup(self, job: Job) -> None:
+        self._release(job)
+        for fd in (job.msg_r, job.jmsg_r, job.jctl_w, job.req_w, job.ans_r):
+            if fd >= 0:
+                try:
+                    self.sel.unregister(fd)
+                except (KeyError, ValueError):
+                    pass
+                os.close(fd)
+        job.msg_r = job.jmsg_r = job.jctl_w = job.req_w = job.ans_r = -1
+        self.jobs_by_id.pop(job.token, None)
+        self.jobs_by_id.pop("j" + job.token, None)
+        if job.scratch is not None:
+            shutil.rmtree(job.scratch, ignore_errors=True)
+        if job.staging and job.staging.name:
+            job.staging.unlink(missing_ok=True)
+            Path(str(job.staging) + ".name").unlink(missing_ok=True)
+
+    def close(self) -> None:
+        self.server.close()

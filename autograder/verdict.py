@@ -1,0 +1,161 @@
+"""Assembling a submission's result once its processes are gone: its row's ``grading_status`` (and
+whether its points are forced to zero), every test case's points and message from the judge's
+verdicts, and what the hand-grading pages show (the notebook's answers, figures and outputs).
+
+Only the judge's verdicts earn points; what the submission's process said about itself can only
+cost it points (:func:`status`).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+from . import inputs
+from .assignment import Assignment
+from .csvcells import clean
+from .job import Job
+from .results import CaseResult, Result
+
+
+def result(job: Job, asg: Assignment, memory: float) -> Result:
+    """The row of ``job`` (``memory``: the per-submission cap in GB, for the status that names it)."""
+    status_, zero = status(job, asg, memory)
+    status_ = clean(status_, 400)       # a status is one line, whatever a submission made it hold
+    res = Result(file=job.sub.file, stem=job.sub.stem, status=status_, peak_memory=job.peak_memory,
+                 seconds=time.monotonic() - job.started,
+                 exec_seconds=((job.done_at or time.monotonic()) - (job.ready_at or job.started)))
+    cd = job.cells_done or {}
+    res.cell_errors = list(cd.get("errors", []))[:200]
+    res.tampering = sorted(set(job.tamper + job.tamper_after))
+    res.tampering += [f"suspicious: {s}" for s in job.suspicious]
+    done = job.judge_done or {}
+    if done:
+        res.traffic = {"requests": int(done.get("requests", 0)),
+                       "answer_bytes": int(done.get("bytes", 0)),
+                       "test_seconds": float(done.get("seconds", 0.0))}
+    res.tests_ran = job.done and not zero
+    res.output = str(cd.get("output", ""))[:70000]
+    res.answers = job.info.get("answers", {})
+    res.notebook_note = str(job.info.get("error", ""))
+    res.figures = list(job.figures)
+    res.figure_notes = list(job.figure_notes)
+    res.cell_outputs = cell_outputs(res.answers, cd.get("marks", []), res.output)
+    for q in asg.auto:
+        earned = 0.0
+        all_passed = True
+        for c in q.cases:
+            passed, message = job.cases.get((q.name, c.index), (False, ""))
+            if zero:
+                passed = False
+            if not message:
+                message = f"not run: {status_}" if status_ != "ok" else "not run"
+            all_passed &= passed
+            shown, detail = message, ""
+            if c.hidden:
+                detail = message
+                shown = "passed" if passed else (c.failure_message or "A hidden test failed.")
+            elif passed and c.success_message:
+                shown = c.success_message
+            res.cases.append(CaseResult(question=q.name, name=c.name, points=c.points if passed else 0.0,
+                                        max_points=c.points, hidden=c.hidden, passed=passed,
+                                        message=shown, detail=detail))
+            earned += c.points if passed else 0.0
+        if q.all_or_nothing and not all_passed:
+            earned = 0.0
+        res.question_points[q.name] = earned
+    return res
+
+
+def unrunnable(sub: inputs.Submission, problem: str, asg: Assignment, memory: float) -> Result:
+    """The row of a submission that is not run at all (unreadable, another week's notebook, ...)."""
+    job = Job(index=-1, sub=sub, staging=Path())
+    job.fatal = problem
+    job.started = time.monotonic()
+    return result(job, asg, memory)
+
+
+def cell_outputs(answers: dict, marks: list, output: str) -> dict[int, str]:
+    """What each manual answer's code cell printed while the grader ran it (from where each
+    cell's output starts in the notebook's output)."""
+    wanted = {c["cell"] for a in answers.values() for c in a.get("cells", [])
+              if c.get("type") == "code" and not c.get("skipped")}
+    starts = [(int(c), int(o)) for c, o in marks]
+    cut = output.find("\n[... output cut: ")
+    kept = len(output) if cut < 0 else cut
+    out: dict[int, str] = {}
+    for k, (cell, start) in enumerate(starts):
+        if cell in wanted:
+            end = starts[k + 1][1] if k + 1 < len(starts) else kept
+            text = output[min(start, kept):min(end, kept)]
+            if cut >= 0 and end > kept:
+                text += "\n[output cut: the notebook printed too much]"
+            out[cell] = text[:6000]
+    return out
+
+
+def status(job: Job, asg: Assignment, memory: float) -> tuple[str, bool]:
+    """The row's grading_status, and whether its points are forced to zero."""
+    if job.fatal:
+        return job.fatal, True
+    if job.malformed:
+        return ("tampering detected: malformed message from the notebook's process "
+                f"({job.malformed})"), True
+    if job.tamper:
+        seen = list(dict.fromkeys(job.tamper))
+        more = f" (and {len(seen) - 1} more)" if len(seen) > 1 else ""
+        return f"tampering detected: {seen[0]}{more}", True
+    if job.tamper_after:
+        # said by the submission's process after it saw the tests' inputs: its words stay out of
+        # the status (the student's feedback shows it), the details are in results/
+        return "tampering detected: torch or the course changed while the tests ran", True
+    if job.killed and not job.done:
+        return job.killed, job.cells_done is None
+    if job.cells_done is None:
+        return death(job, f" in cell {job.cell}" if job.cell else "", memory), True
+    if not job.done:
+        return "grading error: the tests stopped early; grade this one again", False
+    if job.judge_done.get("gone"):
+        where = f" during the tests of {job.test}" if job.test else " during the tests"
+        if job.exit_status is None or "stopped answering" in str(job.judge_done.get("gone")):
+            return f"timeout: the notebook stopped answering{where}", False
+        # no exit code or signal number here: after the tests' inputs, they would be a channel
+        if job.oom:
+            return death(job, where, memory), False
+        return f"process ended{where} (see results/ for how)", False
+    errors = (job.cells_done or {}).get("errors", [])
+    for kind, text in (("timeout", "cell timeout: cell {cell} {error}"),
+                       ("memory", "memory limit: cell {cell} ran out of memory"),
+                       ("exit", "sys.exit() in cell {cell}")):
+        hit = [e for e in errors if e.get("kind") == kind]
+        if hit:
+            return text.format(**hit[0]), False
+    checks = set(job.checks or [])
+    missing = [q for q in asg.checks if q not in checks]
+    if missing:
+        return f"cells deleted: no check cell for {', '.join(missing)}", False
+    if job.suspicious:
+        more = f" (and {len(job.suspicious) - 1} more)" if len(job.suspicious) > 1 else ""
+        return f"suspicious code: {job.suspicious[0]}{more}; points as earned, read the notebook", False
+    return "ok", False
+
+
+def death(job: Job, where: str, memory: float) -> str:
+    """How the submission's process ended, for its status."""
+    if job.oom:
+        return (f"memory limit: the notebook's processes used more than {memory:g} GB "
+                f"together{where}")
+    st = job.exit_status or 0
+    if os.WIFSIGNALED(st):
+        number = os.WTERMSIG(st)
+        try:
+            sig = signal.Signals(number).name
+        except ValueError:                      # real-time signals have no name
+            sig = f"signal {number}"
+        hint = " (out of memory?)" if sig in ("SIGKILL", "SIGSEGV", "SIGBUS", "SIGABRT") else ""
+        if sig == "SIGXCPU":
+            return f"timeout: CPU time limit{where}"
+        return f"process killed by {sig}{where}{hint}"
+    code = os.waitstatus_to_exitcode(st) if st else 0
+    return f"process exited{where} (exit code {code}: os._exit or a crash)"

@@ -1,0 +1,202 @@
+"""Where a batch runs and what its submissions may see: the batch's private folder, the output folder
+made ready, the sandbox mode this machine allows (:mod:`autograder.sandbox`), the uids the
+submissions run as, what is hidden from them (user mode) or shown to them (isolated mode), the
+batch's cgroup (:mod:`autograder.cgroups`), and the environment of the fork server. All undone by
+:meth:`Workspace.close`.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from . import assignment as assignment_mod
+from . import cgroups, handgrading, inputs, report, sandbox
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+class Workspace:
+    """One batch's place on this machine. ``warnings`` is the batch's list (the report shows it)."""
+
+    def __init__(self, args: argparse.Namespace, asg: assignment_mod.Assignment, warnings: list[str]) -> None:
+        self.args = args
+        self.asg = asg
+        self.warnings = warnings
+        self.restore_modes: dict[str, int] = {}
+        self.cg: cgroups.Batch | None = None
+        self.cg_note = ""
+        self.pool: sandbox.UidPool | None = None
+
+    def make_root(self) -> None:
+        """The batch's private folder (before the submissions are collected into its staging)."""
+        base = self.args.scratch or Path("/var/tmp" if os.path.isdir("/var/tmp") else tempfile.gettempdir())
+        base.mkdir(parents=True, exist_ok=True)
+        self.root = Path(tempfile.mkdtemp(prefix="course-grade-", dir=base))
+        os.chmod(self.root, 0o711)
+        self.staging = sandbox.make_private_dir(self.root / "staging")
+        self.newroot = self.root / "newroot"     # where a submission builds its new root (isolated)
+        self.newroot.mkdir(mode=0o755)
+
+    def prepare(self, subs: list[inputs.Submission]) -> None:
+        """The sandbox mode, the output folder, the uids, what is hidden or shown, the cgroups."""
+        args = self.args
+        requested = None if args.sandbox == "auto" else args.sandbox
+        self.mode = sandbox.detect_mode(requested, str(self.newroot))
+        self.out = args.out.resolve()
+        for sub in report.OUTPUT_DIRS:
+            shutil.rmtree(self.out / sub, ignore_errors=True)
+        for name in report.OUTPUT_FILES:                 # nothing of an earlier run stays beside this one
+            (self.out / name).unlink(missing_ok=True)
+        kept = handgrading.set_aside_filled(self.out)   # but hand-entered grades are never deleted
+        if kept:
+            self.warnings.append(f"the filled-in manual.csv of an earlier run was kept as {kept.name}")
+        self.out.mkdir(parents=True, exist_ok=True)
+        if self.mode != "weak":
+            self.pool = sandbox.UidPool(args.workers)
+        self.hide = self._secret_paths()
+        self.view: list[str] = []
+        if self.mode == "isolated":
+            self.view = self._view_paths()
+        elif self.mode == "user":
+            blocked = sandbox.reach_plan(self._needed_paths())
+            if blocked:
+                self.warnings.append("Python or the course lives in a folder closed to other users "
+                                     f"({blocked[0]}) and mount namespaces are not allowed here: "
+                                     "falling back to the weak mode.")
+                self.mode = "weak"
+                self.pool.release()
+                self.pool = None
+        if self.mode == "user":
+            for p in self.hide:
+                if os.path.isdir(p):
+                    self.restore_modes[p] = os.stat(p).st_mode & 0o7777
+            sandbox.lock_down([Path(p) for p in self.restore_modes])
+            self._warn_readable_inputs()
+        elif self.mode == "weak":
+            self.warnings.append(sandbox.MODE_NOTES["weak"])
+        self.cg = cgroups.Batch.open(f"course-grade-{os.getpid()}", workers=args.workers) \
+            if os.geteuid() == 0 else None
+        self.cg_note = self.cg.note if self.cg else (
+            "No cgroups (" + cgroups.last_note.removeprefix("no cgroups: ") + "): memory, process and CPU "
+            "limits applied to each process on its own, not to a submission's processes together.")
+        if self.cg is None:
+            self.warnings.append(self.cg_note)
+        for s in subs:
+            if s.problem and s.problem.startswith("name clash"):
+                self.warnings.append(f"name clash: the row {s.file!r} came from {s.source}")
+
+    def uids(self) -> list[int]:
+        """The uids the submissions run as, one per worker slot (negative: none, in the weak mode)."""
+        if self.pool is not None:
+            return list(reversed(self.pool.uids))
+        return [-1 - i for i in range(self.args.workers)]
+
+    # ------------------------------------------------------------ what student code sees
+    def _secret_candidates(self) -> list[Path]:
+        """What student code must not see (the assignment, the output, the submissions, ...)."""
+        candidates = [self.asg.folder, self.out, self.staging,
+                      REPO / ".git", REPO / "solutions", REPO / "dev", REPO / "runs",
+                      REPO / "nbgrader"]          # its source notebooks hold answers and hidden tests
+        candidates += [p for p in assignment_mod.PACKAGE_DIR.iterdir()
+                       if p.is_dir() and p.name != "__pycache__"]
+        candidates += [Path(a) for a in self.args.submissions]
+        return [c.resolve() for c in candidates if c.exists()]
+
+    def _secret_paths(self) -> list[str]:
+        """User mode: what to make unreadable; never a folder that holds the grader, Python or the data."""
+        keep = [REPO, Path(sys.prefix).resolve(), self.root]
+        stories = self.stories_file()
+        if stories:
+            keep.append(Path(stories).resolve())
+        hide: list[str] = []
+        for c in self._secret_candidates():
+            if str(c) in hide:
+                continue
+            if any(c == k or c in k.parents for k in keep):
+                if self.mode == "user":
+                    self.warnings.append(f"not hidden from student code (it holds the grader itself): {c}")
+                continue
+            hide.append(str(c))
+        return sorted(hide, key=lambda s: (s.count("/"), s))
+
+    def _view_paths(self) -> list[str]:
+        """Isolated mode: what the new root shows besides the system folders, read-only: Python and
+        its packages, the course package and the stories text. Not the repository itself (it holds
+        the tests and the solutions), not the rest of the data cache (trained weights of the
+        solutions), nor any folder that holds something secret."""
+        paths = {Path(p) for p in sys.path if p and os.path.exists(p)}
+        paths |= {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.base_exec_prefix),
+                  Path(sys.executable).resolve().parent, REPO / "course"}
+        # the stories text only: the data cache also holds the solutions' trained weights
+        stories = self.stories_file()
+        if stories:
+            paths.add(Path(stories))
+        secrets_ = self._secret_candidates() + [REPO]
+        view = []
+        for p in sorted({Path(os.path.abspath(p)) for p in paths}):   # as named: sandbox binds the real
+            real = p.resolve()                                         # path and links this name to it
+            if real == Path("/") or any(s == real or real in s.parents for s in secrets_):
+                if real != REPO:
+                    self.warnings.append(f"not shown to student code (it holds grading material): {p}")
+                continue
+            view.append(str(p))
+        return view
+
+    def _needed_paths(self) -> list[Path]:
+        paths = [Path(p) for p in sys.path if p and os.path.exists(p)]
+        paths += [Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve(), REPO, self.root]
+        stories = self.stories_file()
+        if stories:
+            paths.append(Path(stories))
+        return paths
+
+    def _warn_readable_inputs(self) -> None:
+        for a in self.args.submissions:
+            p = Path(a).resolve()
+            if os.stat(p).st_mode & 0o004:
+                self.warnings.append(f"{p} is readable by every user: student code may read it "
+                                     "(chmod o-rwx it, or grade where mount namespaces are allowed)")
+
+    @staticmethod
+    def stories_file() -> str | None:
+        env = os.environ.get("COURSE_STORIES_FILE")
+        if env and os.path.isfile(env):
+            return os.path.abspath(env)
+        cache = Path(os.environ.get("COURSE_DATA_CACHE") or REPO / "data_cache") / "tinystories-4MB.txt"
+        return str(cache) if cache.is_file() else None
+
+    def zygote_env(self) -> dict[str, str]:
+        """The fork server's whole environment (nothing else of ours reaches a submission)."""
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+            "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(REPO),
+            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+            "NUMEXPR_NUM_THREADS": "1", "MPLBACKEND": "Agg", "COURSE_QUICK": "1",
+            "HOME": str(self.root), "TMPDIR": str(self.root),
+        }
+        stories = self.stories_file()
+        if stories:
+            env["COURSE_STORIES_FILE"] = stories
+        if os.environ.get("COURSE_DATA_CACHE"):
+            env["COURSE_DATA_CACHE"] = os.environ["COURSE_DATA_CACHE"]
+        return env
+
+    # ------------------------------------------------------------ tear-down
+    def close(self) -> None:
+        """Undo it all: folder modes restored, every uid's processes killed and the uids given back,
+        the batch's cgroup removed, the private folder deleted."""
+        for path, mode in self.restore_modes.items():
+            os.chmod(path, mode)
+        if self.pool is not None:
+            for uid in self.pool.uids:
+                sandbox.kill_uid(uid)
+            self.pool.release()
+        if self.cg is not None:
+            self.cg.close()
+        if hasattr(self, "root"):
+            shutil.rmtree(self.root, ignore_errors=True)

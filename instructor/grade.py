@@ -1,0 +1,62 @@
+"""``course grade``: the grading engine (:mod:`autograder.grade`) with the LMS export after it.
+
+    course grade SUBMISSION... --assignment NN_name --out DIR [--workers N] [--timeout S] [--memory GB]
+                 [--gradebook CANVAS.csv [--gradebook-column TEXT]]
+
+Everything but ``--gradebook`` is the engine's (``python -m autograder`` takes the same options).
+With ``--gradebook``, the gradebook is checked before grading (a wrong one is a usage error, not a
+surprise after an hour of grading) and DIR/canvas_import.csv (or moodle_import.csv) is written after
+it (:mod:`instructor.lms`). Exit code 0 when the batch finished, whatever the scores; 2 when the
+command line, the assignment or the gradebook is wrong.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from autograder import grade as engine
+
+from . import lms
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = engine.parser("course grade")
+    p.add_argument("--gradebook", type=Path, default=None,
+                   help="the gradebook CSV downloaded from Canvas (or Moodle's grading worksheet): "
+                        "also write DIR/canvas_import.csv (moodle_import.csv) with this assignment's "
+                        "column filled, to import back")
+    p.add_argument("--gradebook-column", default=None, metavar="TEXT",
+                   help="the gradebook's column for this assignment (its title, part of it, or its "
+                        "Canvas id; default: the one whose title names the assignment)")
+    return engine.parse_args(argv, p)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``course grade``: returns 0 when the batch finished (whatever the scores), 2 on bad input."""
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    asg = engine.load(args)
+    if asg is None:
+        return 2
+    if args.gradebook is not None:        # a wrong gradebook is a usage error before, not after, grading
+        try:
+            lms.check_gradebook(args.gradebook, asg, args.gradebook_column)
+        except lms.GradebookError as exc:
+            print(f"course grade: {exc}", file=sys.stderr)
+            return 2
+    outcome = engine.run(args, asg)
+    if isinstance(outcome, int):
+        return outcome
+    if args.gradebook is not None:
+        try:
+            for line in lms.export(outcome.out, args.gradebook, args.gradebook_column):
+                print(line)
+        except lms.GradebookError as exc:
+            print(f"course grade: {exc}", file=sys.stderr)
+            return 2
+    engine.warn(outcome)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
