@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from . import assignment as assignment_mod
-from . import cgroups, inputs, lms, manual, messages, notebook_info, report, sandbox
+from . import cgroups, inputs, lms, manual, messages, notebook_info, report, sandbox, similarity
 from . import runner as runner_limits
 from .csvcells import clean
 from .inspector import Inspector
@@ -80,6 +80,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--gradebook-column", default=None, metavar="TEXT",
                    help="the gradebook's column for this assignment (its title, part of it, or its "
                         "Canvas id; default: the one whose title names the assignment)")
+    p.add_argument("--no-similarity", action="store_true",
+                   help="do not compare the submissions with each other "
+                        "(course similarity DIR does it later)")
     args = p.parse_args(argv)
     if args.workers < 1:
         p.error("--workers must be at least 1")
@@ -841,6 +844,7 @@ class Grader:
         res.figures = list(job.figures)
         res.figure_notes = list(job.figure_notes)
         res.cell_outputs = self._cell_outputs(res.answers, cd.get("marks", []), res.output)
+        res.answer_code = list(job.info.get("code", []))
         for q in self.asg.auto:
             earned = 0.0
             all_passed = True
@@ -1046,6 +1050,8 @@ def main(argv: list[str] | None = None) -> int:
             "warnings": grader.warnings, "wall_seconds": time.monotonic() - t0,
             "grader_peak_memory_mb": peak_memory_mb()}
     report.write_all(grader.out, asg, results, meta)
+    if not args.no_similarity:        # flags for a person to look at: nothing in grades or feedback
+        print(similarity.after_grading(grader.out))
     ok = sum(1 for r in results if r.status == "ok")
     print(f"graded {len(results)} submissions of {asg.name} in {meta['wall_seconds']:.1f} s "
           f"({ok} ok, {len(results) - ok} not ok; sandbox: {grader.mode}) -> {grader.out / 'grades.csv'}")
