@@ -36,11 +36,14 @@ between two students, every fingerprint of the master's answers (both copying th
 each one's similarity to the master, a flag of its own kind). Fingerprint sets are compared, so
 reordered functions and cells change nothing.
 
-*Scores.* Per question, the Dice share of the two answers' fingerprinted code that matches
-(``copydetect.compare_files``: matched characters over covered characters, both sides); for the
-pair, the same over all questions together. A pair is flagged when that whole-notebook score is at
-least the threshold, or when one question alone scores at least the threshold over at least
-``QUESTION_CHARS`` matched characters (a copied question among honest ones).
+*Scores.* A pair's score is the share of the two notebooks' fingerprints they have in common (Dice:
+twice the shared fingerprints over both notebooks' fingerprints, all questions together; every pair
+at once, as a product of 0/1 matrices), and the same per question; against the master, the share of
+the student's fingerprints that are the master's. A pair is flagged when its score is at least the
+threshold (``THRESHOLD``), or when one large question alone (``QUESTION_SHARED`` fingerprints in
+common, about thirty lines) scores ``QUESTION_SCORE`` (a copied question among honest ones). The
+report's side-by-side view highlights the lines under the shared fingerprints
+(``copydetect.compare_files``).
 """
 from __future__ import annotations
 
@@ -59,11 +62,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-THRESHOLD = 0.5            # default flag threshold (whole notebook, or one substantial question)
+THRESHOLD = 0.6            # default flag threshold (whole notebook, or one large question)
 COMMON = 0.5               # a fingerprint in at least this share of the class's answers counts for nothing
 COMMON_MIN = 4             # ... and in at least this many answers (small classes)
-QUESTION_CHARS = 120       # matched normalised characters (both sides) for a single question to flag
-PAIR_CHARS = 60            # matched normalised characters (both sides) for any flag
+QUESTION_SHARED = 150      # fingerprints one question alone must share to flag a pair (~30 lines) ...
+QUESTION_SCORE = 0.8       # ... at this score or more
+PAIR_SHARED = 5            # fingerprints any flagged pair shares at least
 K = 20                     # k-gram length, in characters of normalised code
 WINDOW = 4                 # winnowing window (a match of K + WINDOW - 1 characters is always found)
 SHOWN = 20                 # flags shown side by side in report.html
@@ -504,37 +508,26 @@ class Unit:
         return hit
 
 
-def make_unit(question: str, cells: list[dict], names: CourseNames) -> Unit:
-    lines, origins = [], []
-    for c in cells:
-        for text, first, last in normalise(c["source"], names):
-            lines.append(text)
-            origins.append((c["cell"], first, last))
-    starts, pos = [], 0
-    for line in lines:
-        starts.append(pos)
-        pos += len(line) + 1
-    return Unit(question, cells, "\n".join(lines), origins, starts)
-
-
-def fingerprint(text: str, boilerplate: Any = None, window: int = WINDOW) -> Any:
-    """copydetect's fingerprint of normalised text (already tokenised: no filter of its own)."""
+def fingerprint(text: str, boilerplate: Any = None, window: int = WINDOW, pygments: bool = False) -> Any:
+    """copydetect's fingerprint of normalised text (already tokenised: no filter of its own; with
+    ``pygments``, raw code through copydetect's own tokens, for comparison)."""
     from copydetect import CodeFingerprint
-    return CodeFingerprint("answer.py", K, window, boilerplate=boilerplate, filter=False,
+    return CodeFingerprint("answer.py", K, window, boilerplate=boilerplate, filter=pygments,
                            fp=io.StringIO(text))
 
 
-def _without(fp: Any, drop: set) -> Any:
-    """The same fingerprint with the hashes in ``drop`` removed (coverage recomputed)."""
-    import copy
+def _raw_lines(source: str) -> list[tuple[str, int, int]]:
+    return [(line, i, i) for i, line in enumerate(source.splitlines(), 1) if line.strip()]
 
-    from copydetect.utils import get_token_coverage
+
+def _without(fp: Any, drop: set) -> Any:
+    """The same fingerprint with the hashes in ``drop`` removed."""
+    import copy
     if not drop & fp.hashes:
         return fp
     new = copy.copy(fp)
     new.hashes = fp.hashes - drop
     new.hash_idx = {h: i for h, i in fp.hash_idx.items() if h not in drop}
-    new.token_coverage = get_token_coverage(new.hash_idx, fp.k, len(fp.filtered_code))
     return new
 
 
@@ -554,7 +547,7 @@ class Flag:
     b: Submission
     score: float
     whole: float
-    questions: list[tuple[str, float, int]]       # (question, score, matched characters), best first
+    questions: list[tuple[str, float, int]]       # (question, score, shared fingerprints), best first
     shared: int
 
 
@@ -565,64 +558,121 @@ def _by_question(cells: list[dict]) -> dict[str, list[dict]]:
     return out
 
 
-def _coverage(fp: Any) -> float:
-    return float(fp.token_coverage) if fp is not None else 0.0
+class _Fingerprinter:
+    """Normalised units and their fingerprints, each distinct text done once (a class shares cells)."""
+
+    def __init__(self, names: CourseNames, boilerplate: Any, pygments: bool = False) -> None:
+        self.names = names
+        self.boilerplate = boilerplate
+        self.pygments = pygments          # copydetect's own tokens instead (benchmarks/similarity.py)
+        self.lines: dict[str, list[tuple[str, int, int]]] = {}
+        self.fps: dict[str, Any] = {}
+
+    def unit(self, question: str, cells: list[dict]) -> Unit:
+        lines, origins = [], []
+        for c in cells:
+            src = c["source"]
+            if src not in self.lines:
+                self.lines[src] = _raw_lines(src) if self.pygments else normalise(src, self.names)
+            for text, first, last in self.lines[src]:
+                lines.append(text)
+                origins.append((c["cell"], first, last))
+        starts, pos = [], 0
+        for line in lines:
+            starts.append(pos)
+            pos += len(line) + 1
+        u = Unit(question, cells, "\n".join(lines), origins, starts)
+        if u.text not in self.fps:
+            self.fps[u.text] = fingerprint(u.text, self.boilerplate, pygments=self.pygments)
+        u.fp = self.fps[u.text]
+        return u
+
+    def submission(self, file: str, id_: str, cells: list[dict]) -> Submission:
+        return Submission(file, id_, {q: self.unit(q, c) for q, c in _by_question(cells).items()})
 
 
-def _compare(fa: dict[str, Any], fb: dict[str, Any]) -> tuple[float, list[tuple[str, float, int]], int]:
-    """(whole-notebook score, per-question scores, shared fingerprints) of two submissions."""
-    from copydetect import compare_files
-    matched = covered = 0.0
-    per: list[tuple[str, float, int]] = []
-    shared = 0
-    for q in set(fa) | set(fb):
-        a, b = fa.get(q), fb.get(q)
-        cov = _coverage(a) + _coverage(b)
-        covered += cov
-        if a is None or b is None or not (a.hashes & b.hashes):
+def _shared_matrices(subs: list[Submission]) -> dict[str, Any]:
+    """For each question, how many fingerprints each pair of submissions shares: ``X @ X.T`` of the
+    0/1 matrix of who holds which fingerprint (all pairs at once)."""
+    import numpy as np
+    out: dict[str, Any] = {}
+    for q in sorted({q for s in subs for q in s.versus_class}):
+        holders, hashes = [], []
+        for i, s in enumerate(subs):
+            fp = s.versus_class.get(q)
+            if fp is not None and fp.hashes:
+                holders += [i] * len(fp.hashes)
+                hashes += list(fp.hashes)
+        if not hashes:
             continue
-        shared += len(a.hashes & b.hashes)
-        _overlap, (s1, s2), (sl1, sl2) = compare_files(a, b)
-        m = float(s1) * _coverage(a) + float(s2) * _coverage(b)
-        matched += m
-        per.append((q, m / cov if cov else 0.0, int(m)))
-    per.sort(key=lambda x: (-x[1], x[0]))
-    return (matched / covered if covered else 0.0), per, shared
+        columns, col = np.unique(np.array(hashes, dtype=np.int64), return_inverse=True)
+        x = np.zeros((len(subs), len(columns)), dtype=np.float32)
+        x[np.array(holders), col] = 1.0
+        out[q] = x @ x.T
+    return out
 
 
-def _flag(kind: str, a: Submission, b: Submission, fa: dict, fb: dict, threshold: float) -> Flag | None:
-    whole, per, shared = _compare(fa, fb)
-    best = max([s for q, s, m in per if m >= QUESTION_CHARS] + [0.0])
-    matched = sum(m for _q, _s, m in per)
-    score = max(whole, best)
-    if score < threshold or matched < PAIR_CHARS:
+def _score(kind: str, a: Submission, b: Submission, sizes_a: dict[str, int], sizes_b: dict[str, int],
+           shared: dict[str, int], threshold: float) -> Flag | None:
+    """A pair's flag, or None. Its score: the share of both notebooks' fingerprints they have in
+    common (Dice, all questions together); against the master, the share of the student's
+    fingerprints that are the master's (the master answers every question). One large question
+    alike enough (QUESTION_SCORE over QUESTION_SHARED fingerprints) flags on its own."""
+    n = sum(shared.values())
+    ta, tb = sum(sizes_a.values()), sum(sizes_b.values())
+    if kind == "master":
+        whole = n / ta if ta else 0.0
+    else:
+        whole = 2 * n / (ta + tb) if ta + tb else 0.0
+    per = sorted(((q, 2 * m / (sizes_a.get(q, 0) + sizes_b.get(q, 0)), m) for q, m in shared.items() if m),
+                 key=lambda x: (-x[1], x[0]))
+    best = max([x for _q, x, m in per if m >= QUESTION_SHARED] + [0.0])
+    score = max(whole, best if best >= QUESTION_SCORE else 0.0)
+    if score < threshold or n < PAIR_SHARED:
         return None
-    return Flag(kind, a, b, round(score, 4), round(whole, 4), per, shared)
+    return Flag(kind, a, b, round(score, 4), round(whole, 4), [(q, round(x, 4), m) for q, x, m in per], n)
+
+
+def _candidates(subs: list[Submission], sizes: list[dict[str, int]], shared: dict[str, Any],
+                threshold: float) -> list[tuple[int, int]]:
+    """The pairs whose scores (as :func:`_score` computes them, here for all pairs at once) reach
+    the threshold."""
+    import numpy as np
+    n = len(subs)
+    if n < 2 or not shared:
+        return []
+    total = np.zeros((n, n), dtype=np.float64)
+    best = np.zeros((n, n), dtype=np.float64)
+    own_total = np.array([sum(x.values()) for x in sizes], dtype=np.float64)
+    for q, m in shared.items():
+        m = m.astype(np.float64)
+        total += m
+        own = np.array([x.get(q, 0) for x in sizes], dtype=np.float64)
+        den = own[:, None] + own[None, :]
+        score = np.divide(2 * m, den, out=np.zeros_like(m), where=den > 0)
+        best = np.maximum(best, np.where((m >= QUESTION_SHARED) & (score >= QUESTION_SCORE), score, 0.0))
+    den = own_total[:, None] + own_total[None, :]
+    whole = np.divide(2 * total, den, out=np.zeros_like(total), where=den > 0)
+    hit = (np.maximum(whole, best) >= threshold - 1e-9) & (total >= max(PAIR_SHARED, 1))
+    i, j = np.nonzero(np.triu(hit, k=1))
+    return list(zip(i.tolist(), j.tolist(), strict=True))
 
 
 def compare(submissions: list[dict], course_code: list[str], master: list[dict] | None = None,
-            threshold: float = THRESHOLD, common: float = COMMON) -> list[Flag]:
+            threshold: float = THRESHOLD, common: float = COMMON, pygments: bool = False) -> list[Flag]:
     """Every flag of a class: ``submissions`` are ``{"file", "id", "answer_code"}``; ``course_code``
-    the course's code cells (boilerplate); ``master`` the master's answers (or None)."""
+    the course's code cells (boilerplate); ``master`` the master's answers (or None). ``pygments``:
+    copydetect's own tokens instead of :func:`normalise` (to measure what normalising adds)."""
     import numpy as np
     names = CourseNames.of(course_code)
-    course_text = "\n".join(make_unit("", [{"cell": 0, "question": "", "source": c}], names).text
-                            for c in course_code)
-    boiler = np.array(sorted(fingerprint(course_text, window=1).hashes)) if course_text else None
-    subs = []
-    for s in submissions:
-        cells = _by_question(s.get("answer_code") or [])
-        units = {q: make_unit(q, c, names) for q, c in cells.items()}
-        sub = Submission(str(s.get("file", "")), str(s.get("id", "")), units)
-        for u in units.values():
-            u.fp = fingerprint(u.text, boiler)
-        subs.append(sub)
-    master_sub = None
-    if master:
-        units = {q: make_unit(q, cells, names) for q, cells in _by_question(master).items()}
-        for u in units.values():
-            u.fp = fingerprint(u.text, boiler)
-        master_sub = Submission("(the master's answers)", "", units)
+    lines = _raw_lines if pygments else (lambda c: normalise(c, names))
+    course_text = "\n".join(text for c in course_code for text, _a, _b in lines(c))
+    boiler = np.array(sorted(fingerprint(course_text, window=1, pygments=pygments).hashes)) \
+        if len(course_text) >= K else None
+    maker = _Fingerprinter(names, boiler, pygments)
+    subs = [maker.submission(str(s.get("file", "")), str(s.get("id", "")), s.get("answer_code") or [])
+            for s in submissions]
+    master_sub = maker.submission("(the master's answers)", "", master) if master else None
     # fingerprints most of the class holds count for nothing
     counts: dict[tuple[str, int], int] = {}
     answered: dict[str, int] = {}
@@ -636,29 +686,29 @@ def compare(submissions: list[dict], course_code: list[str], master: list[dict] 
         if n >= max(COMMON_MIN, common * answered[q]):
             commons.setdefault(q, set()).add(h)
     master_hashes = {q: u.fp.hashes for q, u in master_sub.units.items()} if master_sub else {}
+    done: dict[tuple[int, str], tuple[Any, Any]] = {}
     for s in [*subs, *([master_sub] if master_sub else [])]:
         for q, u in s.units.items():
-            s.versus_master[q] = _without(u.fp, commons.get(q, set()))
-            s.versus_class[q] = _without(s.versus_master[q], master_hashes.get(q, set()))
+            key = (id(u.fp), q)
+            if key not in done:
+                vm = _without(u.fp, commons.get(q, set()))
+                done[key] = (vm, _without(vm, master_hashes.get(q, set())))
+            s.versus_master[q], s.versus_class[q] = done[key]
     flags: list[Flag] = []
+    sizes = [{q: len(fp.hashes) for q, fp in s.versus_class.items()} for s in subs]
     if master_sub is not None:
+        mine = {q: fp.hashes for q, fp in master_sub.versus_master.items()}
+        msizes = {q: len(h) for q, h in mine.items()}
         for s in subs:
-            f = _flag("master", s, master_sub, s.versus_master, master_sub.versus_master, threshold)
+            own = {q: len(fp.hashes) for q, fp in s.versus_master.items()}
+            shared = {q: len(fp.hashes & mine[q]) for q, fp in s.versus_master.items() if q in mine}
+            f = _score("master", s, master_sub, own, msizes, shared, threshold)
             if f:
                 flags.append(f)
-    # only pairs that share a fingerprint are compared
-    index: dict[tuple[str, int], list[int]] = {}
-    for i, s in enumerate(subs):
-        for q, fp in s.versus_class.items():
-            for h in fp.hashes:
-                index.setdefault((q, h), []).append(i)
-    candidates: set[tuple[int, int]] = set()
-    for holders in index.values():
-        for x in range(len(holders)):
-            for y in range(x + 1, len(holders)):
-                candidates.add((holders[x], holders[y]))
-    for i, j in sorted(candidates):
-        f = _flag("pair", subs[i], subs[j], subs[i].versus_class, subs[j].versus_class, threshold)
+    for i, j in _candidates(subs, sizes, _shared_matrices(subs), threshold):
+        shared = {q: len(subs[i].versus_class[q].hashes & subs[j].versus_class[q].hashes)
+                  for q in set(subs[i].versus_class) & set(subs[j].versus_class)}
+        f = _score("pair", subs[i], subs[j], sizes[i], sizes[j], shared, threshold)
         if f:
             flags.append(f)
     flags.sort(key=lambda f: (-f.score, f.kind, f.a.file, f.b.file))
