@@ -461,6 +461,22 @@ def _emit(stmts: list[ast.stmt], out: list[tuple[str, int, int]]) -> None:
 COMMENT = re.compile(r"#.*$")
 
 
+def _sort_definitions(tree: ast.Module) -> None:
+    """Methods in a fixed order (by name, then text) after a class's other statements, and a cell
+    made only of definitions in that order too: reordering them changes no fingerprint."""
+    def key(node: ast.stmt) -> tuple[str, str]:
+        return (getattr(node, "name", ""), ast.unparse(node))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            defs = [s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            rest = [s for s in node.body if s not in defs]
+            node.body = rest + sorted(defs, key=key)
+    definitions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    if tree.body and all(isinstance(s, definitions) for s in tree.body):
+        tree.body = sorted(tree.body, key=key)
+
+
 def normalise(source: str, names: CourseNames | None = None) -> list[tuple[str, int, int]]:
     """``source`` as normalised lines: ``(text, first original line, last original line)`` (see the
     module's docstring). Code that does not parse keeps its lines, comments and spaces dropped."""
@@ -469,6 +485,7 @@ def normalise(source: str, names: CourseNames | None = None) -> list[tuple[str, 
     if tree is not None:
         try:
             tree = _Normaliser(tree, names).visit(tree)
+            _sort_definitions(tree)
             out: list[tuple[str, int, int]] = []
             _emit(tree.body, out)
             return [x for x in out if x[0]]
@@ -569,12 +586,14 @@ class _Fingerprinter:
         self.fps: dict[str, Any] = {}
 
     def unit(self, question: str, cells: list[dict]) -> Unit:
+        """One question's cells, in the order of their normalised text (moving cells changes nothing)."""
         lines, origins = [], []
         for c in cells:
-            src = c["source"]
-            if src not in self.lines:
+            if c["source"] not in self.lines:
+                src = c["source"]
                 self.lines[src] = _raw_lines(src) if self.pygments else normalise(src, self.names)
-            for text, first, last in self.lines[src]:
+        for c in sorted(cells, key=lambda c: "\n".join(t for t, _a, _b in self.lines[c["source"]])):
+            for text, first, last in self.lines[c["source"]]:
                 lines.append(text)
                 origins.append((c["cell"], first, last))
         starts, pos = [], 0
