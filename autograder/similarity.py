@@ -71,6 +71,7 @@ PAIR_SHARED = 5            # fingerprints any flagged pair shares at least
 K = 20                     # k-gram length, in characters of normalised code
 WINDOW = 4                 # winnowing window (a match of K + WINDOW - 1 characters is always found)
 SHOWN = 20                 # flags shown side by side in report.html
+SIDE_CHARS = 12_000        # characters of one side of one question shown there
 MAX_CELLS = 200            # answer cells kept per notebook
 MAX_CELL_CHARS = 20_000    # characters kept per cell
 MAX_CHARS = 200_000        # characters kept per notebook
@@ -758,13 +759,20 @@ def _side(unit: Unit | None, hits: set[tuple[int, int]]) -> str:
     esc = html.escape
     if unit is None:
         return "<p class='sim-none'>(no answer)</p>"
-    parts = []
+    parts, left = [], SIDE_CHARS
     for c in unit.cells:
         rows = []
         for n, line in enumerate(str(c["source"]).splitlines(), 1):
+            if left <= 0:
+                rows.append("<span class='sim-cell'>(cut: see the notebook)</span>")
+                break
+            line = line[:left]
+            left -= len(line) + 1
             cls = " class='hit'" if (c["cell"], n) in hits else ""
             rows.append(f"<span{cls}>{esc(line) or ' '}</span>")
         parts.append(f"<div class='sim-cell'>cell {int(c['cell'])}</div><pre>{chr(10).join(rows)}</pre>")
+        if left <= 0:
+            break
     return "".join(parts)
 
 

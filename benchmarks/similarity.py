@@ -168,12 +168,18 @@ def compare_methods() -> dict:
     names = sorted(books)
     result = {}
     per_disguise = {}
+    try:
+        import pycode_similar  # noqa: F401
+        extra = [("pycode_similar (sampled pairs)", lambda: pycode_similar(rows, copies))]
+    except ImportError:
+        print("pycode_similar is not installed (pip install pycode-similar==1.4): left out")
+        extra = []
     for label, method in (("copydetect as it comes", lambda: copydetect_plain(rows, course)),
                           ("course pipeline, copydetect tokens",
                            lambda: pipeline(rows, course, master, True)),
                           ("course pipeline, AST-normalised (shipped)",
                            lambda: pipeline(rows, course, master, False)),
-                          ("pycode_similar (sampled pairs)", lambda: pycode_similar(rows, copies))):
+                          *extra):
         t0 = time.monotonic()
         scores = method()
         every = list(scores) if label.startswith("pycode_similar") else None

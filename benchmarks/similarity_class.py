@@ -3,11 +3,12 @@ students built from independently written correct answers, and copies disguised 
 them. Used by autograder/tests/test_similarity.py (graded through `course grade`) and by
 benchmarks/similarity.py (the library comparison and the timing of a class of 300).
 
-Every answer below is a correct answer written on its own (the mutation suite's `ok_` variants of
-08 and answers in other styles written for this class); an honest student takes one answer per
-piece, and no two honest students share more than two pieces, nor more than one of the large
-ones (Attention, MyTransformer, the Question 3 cell, WriteLeftToRight): they may agree on a piece
-as honest students writing the obvious code do, never on a notebook.
+Every answer below is a correct answer written on its own: the mutation suite's `ok_` variants of
+08 (except ok_multihead_flag_set_after, right only beside a Head that keeps its switch in
+`self.causal`) and answers in other styles written for this class; the test grades them all. An
+honest student takes one answer per piece, drawn at random, and no two honest students share more
+than two pieces: they may agree on a piece or two, as honest students writing the obvious code do,
+never on a notebook.
 """
 from __future__ import annotations
 
@@ -148,7 +149,18 @@ def Attention(q, k, v, causal=False):
 ''',
     ],
     "MultiHead": [
-        _ok("ok_multihead_flag_set_after"),
+        '''class MultiHead(nn.Module):
+    def __init__(self, dim, heads, causal=False):
+        super().__init__()
+        head_dim = dim // heads
+        self.heads = nn.ModuleList()
+        self.heads.extend([Head(dim, head_dim, causal=causal) for _ in range(heads)])
+        self.mix = nn.Linear(dim, dim, bias=True)
+
+    def forward(self, x):
+        stacked = torch.stack([head(x) for head in self.heads], dim=-2)   # (..., L, heads, head_dim)
+        return self.mix(stacked.flatten(-2))
+''',
         _ok("ok_multihead_one_matrix"),
         '''class MultiHead(nn.Module):
     def __init__(self, dim, heads, causal=False):
