@@ -28,13 +28,15 @@ lines dropped; every name the student chose (variables, arguments, helpers, ``se
 page does not prescribe) becomes ``v``, strings ``s``; ``a @ b``, ``a.matmul(b)``, ``torch.bmm``
 become ``torch.matmul(a, b)``; ``x.softmax(-1)``, ``F.softmax(x, dim=-1)`` become
 ``torch.softmax(x, -1)``; ``x += y`` becomes ``x = x + y``; ``.T``/``.mT``/``swapaxes`` a
-transpose; one statement per line, without indentation), and fingerprinted by ``copydetect``
+transpose; one statement per line, without indentation; a class's methods, a cell made of
+definitions and a question's cells in a fixed order), and fingerprinted by ``copydetect``
 (winnowing, as MOSS: k-grams of the normalised text, a window's smallest hash kept). The course's
 code, normalised the same way, is boilerplate: every k-gram of it counts for nothing. So does every
 fingerprint held by at least half the class (``COMMON``: the obvious way to write a short line), and,
 between two students, every fingerprint of the master's answers (both copying the solution shows as
-each one's similarity to the master, a flag of its own kind). Fingerprint sets are compared, so
-reordered functions and cells change nothing.
+each one's similarity to the master, a flag of its own kind). Fingerprint sets are compared.
+It runs in a process of its own (:func:`after_grading`): a fixed hash seed (copydetect hashes with
+``hash()``, so the same submissions give the same bytes), a memory cap and a time limit.
 
 *Scores.* A pair's score is the share of the two notebooks' fingerprints they have in common (Dice:
 twice the shared fingerprints over both notebooks' fingerprints, all questions together; every pair

@@ -75,12 +75,18 @@ def time_class(n: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         graded_folder(out, books)
+        import resource
         t0 = time.monotonic()
+        cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         line = sim.after_grading(out)
         seconds = time.monotonic() - t0
+        cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
         rows = sum(1 for _ in open(out / "similarity.csv")) - 1
-    print(f"class of {n} submissions of {sc.NAME}: {seconds:.1f} s ({line})")
-    return {"submissions": n, "seconds": round(seconds, 1), "flags": rows, "cpus": os.cpu_count(),
+    print(f"class of {n} submissions of {sc.NAME}: {seconds:.1f} s wall, {cpu:.1f} s of CPU, load "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores ({line})")
+    return {"submissions": n, "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1), "flags": rows,
+            "cpus": os.cpu_count(),
             "load_average": [round(x, 2) for x in os.getloadavg()]}
 
 
@@ -168,10 +174,9 @@ def compare_methods() -> dict:
     names = sorted(books)
     result = {}
     per_disguise = {}
-    try:
-        import pycode_similar  # noqa: F401
-        extra = [("pycode_similar (sampled pairs)", lambda: pycode_similar(rows, copies))]
-    except ImportError:
+    import importlib.util
+    extra = [("pycode_similar (sampled pairs)", lambda: pycode_similar(rows, copies))]
+    if importlib.util.find_spec("pycode_similar") is None:
         print("pycode_similar is not installed (pip install pycode-similar==1.4): left out")
         extra = []
     for label, method in (("copydetect as it comes", lambda: copydetect_plain(rows, course)),
