@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import assignment as assignment_mod
-from . import inputs, report, sandbox
+from . import inputs, report, sandbox, similarity
 from .results import Result
 from .scheduler import Scheduler
 from .survey import Survey
@@ -55,6 +55,9 @@ def parser(prog: str = "python -m autograder") -> argparse.ArgumentParser:
     p.add_argument("--scratch", type=Path, default=None,
                    help="where scratch folders go (default: a new folder in /var/tmp)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-similarity", action="store_true",
+                   help="do not compare the submissions with each other "
+                        "(course similarity DIR does it later)")
     return p
 
 
@@ -156,6 +159,8 @@ def run(args: argparse.Namespace, asg: assignment_mod.Assignment) -> Outcome | i
             "warnings": grader.warnings, "wall_seconds": time.monotonic() - t0,
             "grader_peak_memory_mb": peak_memory_mb()}
     report.write_all(ws.out, asg, results, meta)
+    if not args.no_similarity:        # flags for a person to look at: nothing in grades or feedback
+        print(similarity.after_grading(ws.out))
     ok = sum(1 for r in results if r.status == "ok")
     print(f"graded {len(results)} submissions of {asg.name} in {meta['wall_seconds']:.1f} s "
           f"({ok} ok, {len(results) - ok} not ok; sandbox: {ws.mode}) -> {ws.out / 'grades.csv'}")

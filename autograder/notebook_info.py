@@ -294,8 +294,9 @@ def inspect(data: bytes, manual: list[str], given: list[str] | None = None,
         return {"error": "not a notebook"}
     if isinstance(nb.get("cells"), list) and len(nb["cells"]) > MAX_NOTEBOOK_CELLS:
         return {"error": f"not inspected (over {MAX_NOTEBOOK_CELLS} cells)"}
+    from .similarity import answer_code
     return {"identity": identity(nb), "given_found": given_cells_found(nb, given or []),
-            "answers": answers(nb, manual, answer_templates)}
+            "answers": answers(nb, manual, answer_templates), "code": answer_code(nb, given or [])}
 
 
 def wrong_notebook(info: dict, name: str, known: dict[str, str], given: list[str]) -> str | None:

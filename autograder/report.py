@@ -20,7 +20,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from . import handgrading
+from . import handgrading, similarity
 from .assignment import Assignment
 from .csvcells import FORMULA_START, csv_text, text_cell  # noqa: F401  (FORMULA_START: re-exported)
 from .inputs import lms_id
@@ -72,6 +72,7 @@ def result_json(assignment: Assignment, r: Result) -> str:
         "answer_outputs": {str(k): v for k, v in sorted(r.cell_outputs.items())},
         "figures": [{"cell": cell, "file": path} for cell, path in r.figures],
         "figure_notes": [{"cell": cell, "note": note} for cell, note in r.figure_notes],
+        "answer_code": r.answer_code,
     }
     return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
 
@@ -235,6 +236,8 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict) -> st
         for note in meta.get("manual_notes", []):
             out.append(f"<p class='warn'>{esc(note)}</p>")
 
+    out.append(meta.get("similarity_html", similarity.PLACEHOLDER))    # course similarity fills it in
+
     bad = [r for r in sorted(results, key=lambda r: r.file) if r.status != "ok"]
     out.append(f"<h2>Rows that did not grade ok ({len(bad)})</h2>")
     if bad:
@@ -260,7 +263,7 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict) -> st
 
 
 OUTPUT_FILES = ("grades.csv", "timings.json", "report.html", "questions.json", "canvas_import.csv",
-                "moodle_import.csv")
+                "moodle_import.csv", "similarity.csv")
 OUTPUT_DIRS = ("results", "feedback", "figures", "manual")
 
 

@@ -49,6 +49,7 @@ class Result:
     figures: list[tuple[int, str]] = field(default_factory=list)
     figure_notes: list[tuple[int, str]] = field(default_factory=list)
     cell_outputs: dict[int, str] = field(default_factory=dict)
+    answer_code: list[dict] = field(default_factory=list)   # every answer cell, for autograder.similarity
 
     @property
     def total(self) -> float:

@@ -42,6 +42,7 @@ def result(job: Job, asg: Assignment, memory: float) -> Result:
     res.figures = list(job.figures)
     res.figure_notes = list(job.figure_notes)
     res.cell_outputs = cell_outputs(res.answers, cd.get("marks", []), res.output)
+    res.answer_code = list(job.info.get("code", []))
     for q in asg.auto:
         earned = 0.0
         all_passed = True

@@ -4,6 +4,7 @@
     course grade SUBMISSION... --assignment NN_name --out DIR [--gradebook CANVAS.csv]
     course manual DIR FILLED.csv [--gradebook CANVAS.csv]   merge hand-graded points into DIR
     course pdfs DIR                  the hand-graded answers as one PDF per student (Gradescope)
+    course similarity DIR [--threshold T]   flag pairs of submissions whose answers are alike
     course solutions [--quick] [NOTEBOOK...]
     course release OUT --upto NN_name | --all   the public repository's tree for Colab
     course data --from FILE          put a local TinyStories text file into the data cache
@@ -83,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         from .manual import main as run
     elif verb == "pdfs":
         from .gradescope_pdf import main as run
+    elif verb == "similarity":
+        from autograder.similarity import main as run
     elif verb == "solutions":
         from .solutions import main as run
     elif verb == "release":
