@@ -34,7 +34,7 @@ def test_starting_loss(StartingLoss):
         model = Model(1024, scale)
         got = number(StartingLoss(model, ids, targets))
         want = loss_of(model, ids, targets)
-        assert abs(got - want) < 0.0001 * max(1.0, want), f'StartingLoss gave {got:.4f} for a network whose loss is {want:.4f}'
+        assert abs(got - want) < 0.0001 * max(1.0, want), f"StartingLoss gave {got:.4f}, which is not the cross entropy of the logits of this network ({('a neutral one' if scale < 1 else 'one very sure of itself')}) against the targets"
 
 @test_case(points=1, hidden=True, 
     failure_message="Your StartingLoss gives a wrong number for networks with other vocabulary sizes, batch sizes or lengths: take V from the logits (logits.shape[-1], not cfg.vocab_size), flatten the logits to (B*T, V) and the targets to (B*T,), and return F.cross_entropy of the two as a Python number (.item()).")
@@ -66,5 +66,5 @@ def test_starting_loss_any_network(StartingLoss):
             model = Model(V, scale)
             got = number(StartingLoss(model, ids, targets))
             want = loss_of(model, ids, targets)
-            assert abs(got - want) < 0.0001 * max(1.0, want), f'vocabulary {V}, ids of shape {(B, T)}: StartingLoss gave {got:.4f}, the loss is {want:.4f}'
+            assert abs(got - want) < 0.0001 * max(1.0, want), f'vocabulary {V}, ids of shape {(B, T)}: StartingLoss gave {got:.4f}, which is not the cross entropy of the logits against the targets'
 
