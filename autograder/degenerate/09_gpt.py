@@ -240,6 +240,11 @@ QUESTIONS = {
                 def NoPeeking(model, a, b):
                     return torch.allclose(model(a)[:, :-1], model(a)[:, :-1], atol=1e-5)
             ''',
+            # the check's networks say how they peek (an attribute on the grader's side): not readable
+            "reads_the_label": '''
+                def NoPeeking(model, a, b):
+                    return getattr(model, "peek", None) is None
+            ''',
         },
     ),
     "q9": Question(
