@@ -22,7 +22,7 @@ from typing import Any
 
 from . import handgrading, similarity
 from .assignment import Assignment
-from .csvcells import FORMULA_START, csv_text, text_cell  # noqa: F401  (FORMULA_START: re-exported)
+from .csvcells import FORMULA_START, clean, csv_text, text_cell  # noqa: F401  (FORMULA_START: re-exported)
 from .inputs import lms_id
 from .results import EXTRA_COLUMNS, Result, num, percent, student_id
 
@@ -86,6 +86,7 @@ def feedback_md(assignment: Assignment, r: Result) -> str:
         lines.append(f"Graded by your instructor (not included above): {', '.join(manual)}.")
     if r.status != "ok":
         lines += ["", f"Grading note: {r.status}"]
+    lines += _cell_errors_md(r.cell_errors)
     for q in assignment.auto:
         cases = [c for c in r.cases if c.question == q.name]
         lines += ["", f"## {q.name}: {num(r.question_points.get(q.name, 0.0))} / {num(q.max_points)}", ""]
@@ -98,6 +99,29 @@ def feedback_md(assignment: Assignment, r: Result) -> str:
             elif not c.hidden and not c.passed:
                 lines += ["", "  ```", *["  " + m for m in c.message.splitlines()], "  ```"]
     return "\n".join(lines) + "\n"
+
+
+CELL_ERRORS_SHOWN = 20
+
+
+def _cell_errors_md(errors: list) -> list[str]:
+    """The cells that stopped with an error when the grader ran the notebook (GIVEN cells too: one
+    that fails tells the student that an answer above it does not work the way that cell needs).
+    The entries come from the submission's process: only well-formed ones, each on one line."""
+    shown = [e for e in errors if isinstance(e, dict) and type(e.get("cell")) is int][:CELL_ERRORS_SHOWN]
+    if not shown:
+        return []
+    lines = ["", "## Cells that stopped with an error", "",
+             "When the grader ran your notebook from the top, these cells raised an error (cells are "
+             "counted from 1, text cells included). A GIVEN cell that fails usually means that one of "
+             "your answers above it does not yet work the way that cell needs.", ""]
+    for e in shown:
+        text = e.get("error") if isinstance(e.get("error"), str) else str(e.get("kind", "error"))
+        lines.append(f"- cell {e['cell']}: `{clean(text, 300).replace('`', chr(39))}`")
+    more = len(errors) - len(shown)
+    if more > 0:
+        lines.append(f"- ... and {more} more")
+    return lines
 
 
 # ---------------------------------------------------------------- report.html

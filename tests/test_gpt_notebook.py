@@ -83,3 +83,87 @@ def test_the_chapter_checks_pass_on_the_solution():
         assert torch.allclose(fast(ids), logits, atol=1e-5)
         a, b = torch.tensor([[1, 5, 6, 7, 8, 9]]), torch.tensor([[1, 5, 6, 7, 8, 3]])
         assert torch.allclose(model(a)[:, :5], model(b)[:, :5], atol=1e-5)
+
+
+def chapter_namespace() -> dict:
+    """The solution's reference namespace plus the definitions (def, class, and names bound to plain
+    literals) of 09's other code cells: the GIVEN Suspect and GPTWeights, and the three checks."""
+    import ast
+
+    ns = build.reference_namespace(NAME)
+    for cell in build.read_master(NAME).cells:
+        if cell.cell_type != "code" or "reference" in cell.metadata.get("tags", []):
+            continue
+        try:
+            tree = ast.parse(build.answer_code(cell.source))
+        except SyntaxError:
+            continue
+        keep = []
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                keep.append(node)
+            elif isinstance(node, ast.Assign):
+                try:
+                    ast.literal_eval(node.value)
+                except ValueError:
+                    continue
+                keep.append(node)
+        exec(compile(ast.Module(body=keep, type_ignores=[]), f"<{NAME}>", "exec"), ns)
+    return ns
+
+
+def test_the_checks_can_say_no():
+    """The chapter's three checks as the solution writes them: each says no to the GIVEN suspects
+    with a bug and to a model that peeks, and the starting loss is the cross entropy itself."""
+    ns = chapter_namespace()
+    Config, Suspect, SameAsPyTorch = ns["Config"], ns["Suspect"], ns["SameAsPyTorch"]
+    cfg = Config(vocab_size=1024, dropout=0.0)
+    torch.manual_seed(0)
+    x = torch.randn(2, 16, cfg.dim)
+    with torch.no_grad():
+        said = {bug: SameAsPyTorch(Suspect(cfg, bug).eval(), x) for bug in ns["SUSPECT_BUGS"]}
+        assert said.pop(None) is True and not any(said.values()), said
+        model = ns["GPT"](cfg).eval()
+        a, b = torch.tensor([[1, 5, 6, 7, 8, 9]]), torch.tensor([[1, 5, 6, 7, 8, 3]])
+        assert ns["NoPeeking"](model, a, b) is True
+        assert ns["NoPeeking"](ns["page"].MyTransformer(1024, causal=False).eval(), a, b) is False
+        ids, targets = torch.randint(0, 1024, (2, 2, 16))
+        loss = torch.nn.functional.cross_entropy(model(ids).reshape(-1, 1024), targets.reshape(-1)).item()
+        assert ns["StartingLoss"](model, ids, targets) == pytest.approx(loss, rel=1e-6)
+
+
+def test_fast_path_and_gpt_weights_need_nothing_the_questions_leave_open():
+    """MakeFast works for a SelfAttention without self.drop (F.dropout is accepted), and GPTWeights
+    has the chapter's names, sizes and tied head (what CopyToMyTransformer reads)."""
+    ns = chapter_namespace()
+    F = torch.nn.functional
+
+    class NoDrop(ns["SelfAttention"]):
+        def __init__(self, cfg):
+            super().__init__(cfg)
+            del self.drop
+            self.p = cfg.dropout
+
+        def forward(self, x):
+            B, T, D = x.shape
+            q, k, v = (t.view(B, T, self.heads, D // self.heads).transpose(1, 2)
+                       for t in self.qkv(x).split(D, dim=-1))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(B, T, D)
+            return F.dropout(self.out(y), self.p, training=self.training)
+
+    Config, GPT = ns["Config"], ns["GPT"]
+    cfg = Config(vocab_size=50, context=16, dim=32, heads=4, layers=2, dropout=0.0)
+    torch.manual_seed(0)
+    net = GPT(cfg).eval()
+    for block in net.blocks:
+        block.attn.__class__ = NoDrop
+        del block.attn.drop
+        block.attn.p = 0.0
+    ids = torch.randint(0, 50, (3, 16))
+    with torch.no_grad():
+        assert torch.allclose(ns["MakeFast"](net)(ids), net(ids), atol=1e-5)
+    weights = ns["GPTWeights"](cfg)
+    assert weights.head.weight is weights.tokens.weight
+    mine = {n: tuple(t.shape) for n, t in weights.state_dict().items()}
+    theirs = {n: tuple(t.shape) for n, t in GPT(cfg).state_dict().items()}
+    assert mine == theirs

@@ -183,3 +183,20 @@ def test_result_json_round_trips(tmp_path):
     assert doc["tests"][0] == {"question": "q1", "name": "test_shape", "points": 1.0, "max_points": 1.0,
                                "hidden": False, "passed": True, "message": "Test case passed"}
     assert Path(tmp_path).exists()
+
+
+def test_feedback_shows_the_cells_that_raised_given_ones_too():
+    """A GIVEN cell that fails on an answer the tests accept is the student's business too: the
+    feedback names every cell that raised, on one line each, and ignores malformed entries."""
+    asg = assignment.load(str(hostile.FIXTURE))
+    r = report.Result(file="a.ipynb", stem="a", status="ok", question_points={"q1": 1.0})
+    r.cell_errors = [{"cell": 51, "kind": "error", "error": "AttributeError: 'SelfAttention' object has no attribute 'drop'"},
+                     {"cell": 7, "kind": "timeout", "error": "ran over 60 s\nand `more`"},
+                     {"cell": "x", "error": "forged"}, "not a dict"]
+    text = report.feedback_md(asg, r)
+    assert "## Cells that stopped with an error" in text
+    assert "- cell 51: `AttributeError: 'SelfAttention' object has no attribute 'drop'`" in text
+    assert "- cell 7: `ran over 60 s?and 'more'`" in text
+    assert "forged" not in text and "- ... and 2 more" in text
+    clean = report.Result(file="b.ipynb", stem="b", status="ok", question_points={"q1": 1.0})
+    assert "stopped with an error" not in report.feedback_md(asg, clean)

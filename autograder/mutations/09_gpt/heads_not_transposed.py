@@ -1,4 +1,4 @@
-# question: q7
+# question: q2
 # expect: fail
 # replaces: SelfAttention
 # why: splits into heads with view(B, H, T, d) instead of view(B, T, H, d).transpose(1, 2) (and back)

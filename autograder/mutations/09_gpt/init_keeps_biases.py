@@ -1,4 +1,4 @@
-# question: q9
+# question: q5
 # expect: fail
 # replaces: GPT
 # why: init_weights draws the weights but leaves PyTorch's random biases

@@ -1,4 +1,4 @@
-# question: q9
+# question: q5
 # expect: fail
 # replaces: GPT
 # why: init_weights only reaches nn.Linear: the positions table keeps PyTorch's N(0, 1) start

@@ -1,4 +1,4 @@
-# question: q7
+# question: q2
 # expect: fail
 # replaces: SelfAttention
 # why: splits qkv in the wrong order (keys first, then queries)

@@ -1,4 +1,4 @@
-# question: q8
+# question: q2
 # expect: fail
 # replaces: SelfAttention
 # why: the mask is the upper triangle (torch.triu): every site hears its future, not its past

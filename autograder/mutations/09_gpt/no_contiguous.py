@@ -1,4 +1,4 @@
-# question: q7
+# question: q2
 # expect: fail
 # replaces: SelfAttention
 # why: views the transposed heads without .contiguous() (RuntimeError: view size is not compatible)

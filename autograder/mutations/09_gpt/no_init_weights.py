@@ -1,4 +1,4 @@
-# question: q9
+# question: q5
 # expect: fail
 # replaces: GPT
 # why: forgets self.apply(self.init_weights): PyTorch's starting values, and the N(0, 1) table in the head

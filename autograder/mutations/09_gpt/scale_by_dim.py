@@ -1,4 +1,4 @@
-# question: q7
+# question: q2
 # expect: fail
 # replaces: SelfAttention
 # why: divides the dot products by sqrt(D), the model's width, instead of sqrt(d), one head's

@@ -6,8 +6,8 @@ name = "q12"
 points = 3
 
 @test_case(points=1, hidden=False, 
-    failure_message="The copy should compute the same logits as the GPT: tokens -> embed, positions -> position, for each block the rows of qkv.weight for queries (0..D), keys (D..2D) and values (2D..3D) cut into heads of d = D // H rows, out -> mix, the norms, up -> mlp[0], down -> mlp[2], norm -> norm, and the token table as out.weight with a zero bias.")
-def test_copy_new_gpt(Config, GPT, CopyToMyTransformer):
+    failure_message="The copy should compute the same logits as the GPT whose weights it copies: tokens -> embed, positions -> position, for each block the rows of qkv.weight for queries (0..D), keys (D..2D) and values (2D..3D) cut into heads of d = D // H rows, out -> mix, the norms, up -> mlp[0], down -> mlp[2], norm -> norm, and the token table as out.weight with a zero bias. (It copies the weights of a new GPT made by the GIVEN GPTWeights.)")
+def test_copy_new_gpt(Config, GPTWeights, CopyToMyTransformer):
     import math
     import torch
     import torch.nn.functional as F
@@ -27,23 +27,31 @@ def test_copy_new_gpt(Config, GPT, CopyToMyTransformer):
                 values[name] = 1.5 * torch.randn(t.shape, dtype=t.dtype) / math.sqrt(t.shape[-1])
         return values
 
-    def enliven(net, qkv_bias=None):
-        """Non-trivial values for a GPT's weights, its blocks one at a time (however they are kept);
-        qkv_bias(D) gives the value of every attn.qkv.bias, when it is given."""
-        top = {n: t for n, t in net.params(values=False).items() if not n.startswith('blocks.')}
-        net.set_params(nontrivial(top))
-        for block in net.blocks:
-            values = nontrivial(block.params(values=False))
-            if qkv_bias is not None and 'attn.qkv.bias' in values:
-                values['attn.qkv.bias'] = qkv_bias(values['attn.qkv.bias'].shape[0] // 3)
-            block.set_params(values)
-
-    def weights_of(net):
-        """Every weight of a GPT by the chapter's names (from state_dict: a tied table under both names)."""
-        P = {n: t for n, t in net.state_dict().items() if not n.startswith('blocks.')}
-        for i, block in enumerate(net.blocks):
-            P.update({f'blocks.{i}.{n}': t for n, t in block.state_dict().items()})
-        return P
+    def weights_for(gpt, new=False, kv_bias=False):
+        """Values for every weight of a GPTWeights (the tied table once, as tokens.weight): those of
+        a new GPT (std 0.02, biases zero, norms 1 and 0) or non-trivial ones; the queries' bias is
+        always zero, the keys' and values' only when kv_bias is False."""
+        shapes = gpt.params(values=False)
+        assert set(shapes) >= {'tokens.weight', 'positions.weight', 'norm.weight'} and 'head.weight' not in shapes and (gpt.head.weight.identity() == gpt.tokens.weight.identity()), 'the GIVEN GPTWeights was changed: run its cell as given'
+        if new:
+            values = {}
+            for name, t in shapes.items():
+                if name.endswith('bias'):
+                    values[name] = torch.zeros(t.shape)
+                elif t.dim() == 1:
+                    values[name] = torch.ones(t.shape)
+                else:
+                    values[name] = 0.02 * torch.randn(t.shape)
+        else:
+            values = nontrivial(shapes)
+        for name in values:
+            if name.endswith('attn.qkv.bias'):
+                D = values[name].shape[0] // 3
+                values[name][:D] = 0
+                if not kv_bias:
+                    values[name][D:] = 0
+        gpt.set_params(values)
+        return values
 
     def chapter_logits(P, ids, H, layers):
         """What the chapter's GPT computes with the weights P: causal, pre-norm, head tied to tokens."""
@@ -61,17 +69,19 @@ def test_copy_new_gpt(Config, GPT, CopyToMyTransformer):
             y = (dots.softmax(dim=-1) @ v).transpose(1, 2).reshape(B, T, D)
             h = h + y @ p['attn.out.weight'].T + p['attn.out.bias']
             m = F.layer_norm(h, (D,), p['norm2.weight'], p['norm2.bias'])
-            m = F.gelu(m @ p['mlp.up.weight'].T + p.get('mlp.up.bias', 0))
-            h = h + m @ p['mlp.down.weight'].T + p.get('mlp.down.bias', 0)
+            m = F.gelu(m @ p['mlp.up.weight'].T + p['mlp.up.bias'])
+            h = h + m @ p['mlp.down.weight'].T + p['mlp.down.bias']
         h = F.layer_norm(h, (D,), P['norm.weight'], P['norm.bias'])
-        return h @ P.get('head.weight', P['tokens.weight']).T
-    Config, GPT, CopyToMyTransformer = (student(Config), student(GPT), student(CopyToMyTransformer))
+        return h @ P['tokens.weight'].T
+
+    def is_page_transformer(net):
+        assert any((name.endswith('MyTransformer') for name in net.info()['mro'])), 'CopyToMyTransformer should return a page.MyTransformer'
+    Config, GPTWeights, CopyToMyTransformer = (student(Config), student(GPTWeights), student(CopyToMyTransformer))
     torch.manual_seed(0)
-    gpt = GPT(Config(vocab_size=50, context=16, dim=32, heads=4, layers=2, dropout=0.0)).eval()
-    for block in gpt.blocks:
-        block.set_params({'attn.qkv.bias': torch.zeros(96)})
-    P = weights_of(gpt)
+    gpt = GPTWeights(Config(vocab_size=50, context=16, dim=32, heads=4, layers=2, dropout=0.0))
+    P = weights_for(gpt, new=True)
     net = CopyToMyTransformer(gpt)
+    is_page_transformer(net)
     ids = torch.randint(0, 50, (3, 16))
     assert close(net(ids), chapter_logits(P, ids, 4, 2), atol=1e-05, rtol=0.0001), "the copy's logits differ from the GPT's"
 

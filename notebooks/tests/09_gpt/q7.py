@@ -3,37 +3,84 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q7"
-points = 4
+points = 3
 
 @test_case(points=1, hidden=False, 
-    failure_message="Same as PyTorch: False. Usually a mistake in dividing by sqrt(d), where d = dim // heads is the width of ONE head, or in splitting qkv into q, k, v (in that order) and into heads (view(B, T, H, d).transpose(1, 2), and back). RuntimeError: view size is not compatible: you forgot .contiguous() before the last view.")
-def test_same_as_pytorch(Config, SelfAttention):
+    failure_message="SameAsPyTorch should say True for an attention without a bug and False for one without the mask or divided by sqrt(D): compute the reference from attn.qkv(x) cut into attn.heads heads, F.scaled_dot_product_attention(q, k, v, is_causal=True), the heads joined again and attn.out, and return torch.allclose(attn(x), reference, atol=1e-5). (It is tried on GIVEN Suspects whose attention the check computes.)")
+def test_same_as_pytorch(Config, Suspect, SameAsPyTorch):
     import math
     import torch
     import torch.nn.functional as F
     from course.handles import student, close
 
-    def hears(attn, x):
-        """Your attention's output, and allowed[i, j]: does output site i change when input site j
-        changes? (The mask as your attention applies it, whatever it is.)"""
-        base = attn(x)
-        T = x.shape[1]
-        allowed = torch.zeros(T, T, dtype=torch.bool)
-        for j in range(T):
-            moved = x.clone()
-            moved[:, j] += torch.randn(x.shape[0], x.shape[2], dtype=x.dtype)
-            allowed[:, j] = (attn(moved) - base).abs().amax(dim=(0, 2)) > 1e-09
-        return (base, allowed)
-    Config, SelfAttention = (student(Config), student(SelfAttention))
+    def nontrivial(shapes):
+        """Values with some life in them for every weight and bias (the mask is left alone)."""
+        values = {}
+        for name, t in shapes.items():
+            if not t.is_floating_point() or not name.endswith(('weight', 'bias')):
+                continue
+            if name.endswith('bias'):
+                values[name] = 0.3 * torch.randn(t.shape, dtype=t.dtype)
+            elif t.dim() == 1:
+                values[name] = 1 + 0.3 * torch.randn(t.shape, dtype=t.dtype)
+            else:
+                values[name] = 1.5 * torch.randn(t.shape, dtype=t.dtype) / math.sqrt(t.shape[-1])
+        return values
+
+    def as_bool(said, name):
+        """The answer of a check: True or False (a one-element bool tensor is fine too)."""
+        if type(said) is bool:
+            return said
+        if type(said) is torch.Tensor and said.numel() == 1 and (said.dtype == torch.bool):
+            return bool(said.item())
+        raise AssertionError(f'{name} should return True or False, not {type(said).__name__}')
+
+    def attention(P, x, H, bug=None):
+        """What an attention with the weights P computes on x (causal, per head, in double
+        precision), with `bug` one of the classic mistakes or None."""
+        B, T, D = x.shape
+        d = D // H
+        P = {n: t.double() for n, t in P.items()}
+        qkv = x.double() @ P['qkv.weight'].T + P['qkv.bias']
+        q, k, v = (qkv[..., :D], qkv[..., D:2 * D], qkv[..., 2 * D:])
+        if bug == 'keys for queries':
+            q, k = (k, q)
+        if bug == 'cut':
+            q, k, v = (t.reshape(B, H, T, d) for t in (q, k, v))
+        else:
+            q, k, v = (t.reshape(B, T, H, d).transpose(1, 2) for t in (q, k, v))
+        dots = q @ k.transpose(-2, -1) / math.sqrt(D if bug == 'scale' else d)
+        allowed = torch.ones(T, T, dtype=torch.bool).tril()
+        if bug == 'mask the wrong way':
+            allowed = allowed.T
+        if bug != 'no mask':
+            dots = dots.masked_fill(~allowed, -math.inf)
+        y = dots.softmax(dim=-2 if bug == 'softmax over the queries' else -1) @ v
+        y = y.reshape(B, T, D) if bug == 'join' else y.transpose(1, 2).reshape(B, T, D)
+        return y @ P['out.weight'].T + P['out.bias']
+
+    def asks(SameAsPyTorch, attn, P, x, H, bug):
+        """(what your SameAsPyTorch says about a suspect whose attention is attention(P, ., H, bug),
+        what it should say); None when the bug changes the numbers too little to call."""
+        gap = (attention(P, x, H, bug) - attention(P, x, H)).abs().max().item()
+        if 1e-07 <= gap <= 0.001:
+            return None
+
+        def SuspectAttention(attn, x):
+            return attention(P, x, H, bug).to(x.dtype)
+        with SameAsPyTorch.swapped(SuspectAttention=SuspectAttention):
+            shown = attn(x)
+            assert close(shown, attention(P, x, H, bug).to(x.dtype), atol=1e-06), 'the GIVEN Suspect does not hand its forward to SuspectAttention: run its cell as given'
+            said = as_bool(SameAsPyTorch(attn, x), 'SameAsPyTorch')
+        return (said, gap < 1e-07)
+    WHAT = {None: 'without a bug', 'no mask': 'without the mask', 'scale': 'that divides by sqrt(D), not sqrt(d)', 'cut': 'that cuts the heads with view(B, H, T, d)', 'join': 'that joins the heads without transposing back', 'mask the wrong way': 'whose mask points the wrong way', 'keys for queries': 'that takes the keys for the queries', 'softmax over the queries': 'with the softmax over the wrong index'}
+    Config, Suspect, SameAsPyTorch = (student(Config), student(Suspect), student(SameAsPyTorch))
     torch.manual_seed(0)
-    attn = SelfAttention(Config(vocab_size=1024, dropout=0.0)).eval()
-    P = attn.params()
+    attn = Suspect(Config(vocab_size=1024, dropout=0.0)).eval()
+    P = nontrivial(attn.params(values=False))
+    attn.set_params(P)
     x = torch.randn(2, 16, 128)
-    out, allowed = hears(attn, x)
-    q, k, v = (x @ P['qkv.weight'].T + P['qkv.bias']).split(128, dim=-1)
-    heads = [t.reshape(2, 16, 4, 32).transpose(1, 2) for t in (q, k, v)]
-    theirs = F.scaled_dot_product_attention(*heads, attn_mask=allowed)
-    reference = theirs.transpose(1, 2).reshape(2, 16, 128) @ P['out.weight'].T + P['out.bias']
-    rows = allowed.any(dim=1)
-    assert close(out[:, rows], reference[:, rows], atol=1e-05), 'Same as PyTorch: False'
+    for bug in (None, 'no mask', 'scale'):
+        said, right = asks(SameAsPyTorch, attn, P, x, 4, bug)
+        assert said == right, f'for an attention {WHAT[bug]} your SameAsPyTorch said {said}'
 
