@@ -6,8 +6,8 @@ Otter (``submission_check.py before``: which week's notebook this is), Otter's `
 main, and the check after it. :func:`grade` makes that layout in a scratch folder and runs the
 zip's own ``run_autograder`` there, with two changes only: /autograder is the scratch folder, and
 ``python`` is this interpreter (no mamba environment to activate). So the course's tests run
-in-process as Otter runs them there (the student's code and the tests in one process: see the
-README's "Gradescope").
+in-process as Otter runs them there (the student's code and the tests in one process: see
+docs/platforms.md, "Gradescope").
 """
 from __future__ import annotations
 

@@ -218,8 +218,9 @@ def run_tests(t: PipeTransport, tests: list[dict], case_timeout: float, report: 
 
 def notebook_cells(path: str, given_code: list[str]) -> tuple[list[str], list[str], list[str]]:
     """From the submitted notebook (read here, not from the submission's process): its code cells,
-    the questions whose ``grader.check`` cells it has, and the code that reaches for the grading
-    machinery (cells identical to a given cell of the blank notebook are not searched)."""
+    the questions whose ``grader.check`` cells it has, and what its own code does that the rules
+    do not allow (course/rules.py: every cell is read for what it binds; cells identical to a given
+    cell of the blank notebook, the setup cell among them, are the course's and not searched)."""
     from course.rules import suspicious
 
     from .runner import CHECK_RE, read_notebook, setup_cell
@@ -228,9 +229,8 @@ def notebook_cells(path: str, given_code: list[str]) -> tuple[list[str], list[st
     cells = cells or []
     sources = [c["source"] for c in cells if not c["ignore"]]        # the rules read what runs
     checks = sorted({q for src in sources for q in CHECK_RE.findall(src)})
-    given = set(given_code)
-    own = [(c["index"], c["source"]) for c in cells if c["source"] not in given]
-    return sources, checks, suspicious([s for _, s in own], [i for i, _ in own])
+    odd = suspicious([c["source"] for c in cells], [c["index"] for c in cells], given_code)
+    return sources, checks, odd
 
 
 def judge_main(job: dict, report_fd: int, control_fd: int, requests_fd: int, answers_fd: int) -> int:

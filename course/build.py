@@ -440,7 +440,7 @@ GRADING_PACKAGES = ("torch", "numpy", "matplotlib", "requests", "tqdm")
 # Set in the grading container: train for a few steps only (as `course grade` does) and plot off-screen.
 GRADING_ENV = {"COURSE_QUICK": "1", "MPLBACKEND": "Agg"}
 # torch from PyPI is the CUDA build (its Linux wheel pulls in about 2.2 GB of CUDA libraries: see
-# README "Gradescope"); Gradescope's containers have no GPU, so the zip asks for the CPU wheel.
+# docs/platforms.md, "Gradescope"); Gradescope's containers have no GPU, so the zip asks for the CPU wheel.
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 # Otter's autograder settings added to the zip's otter_config.json: the per-question results
 # (scores, hints of failed hidden tests) become visible to students once the grades are published.

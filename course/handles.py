@@ -196,9 +196,9 @@ def _given_piece_failed(fn: Any, swaps: dict, args: Any, kwargs: Any, exc: Excep
     if name is None:
         name = "the function the check handed to your code"
     text = str(exc)[:300]
-    own = getattr(fn, "__name__", "")
-    if own and type(own) is str:
-        text = text.replace(f"{own}()", f"{name}()").replace(own, name)
+    for own in (getattr(fn, "__qualname__", ""), getattr(fn, "__name__", "")):   # longest first
+        if own and type(own) is str:
+            text = text.replace(own, name)
     try:
         signature = str(inspect.signature(fn))
     except (TypeError, ValueError):

@@ -29,23 +29,39 @@ STUDENT_README = """\
 
 Open the notebooks in order, on Google Colab (the badges below) or in Jupyter, and run the first
 cell of each: it sets everything up (on Colab it downloads the course and installs the grader, about
-30 s the first time). After each exercise, `grader.check("qN")` runs the public checks for it. Your
-instructor grades your work with more checks than these, so passing the public checks means your
-shapes and basic behaviour are right, not that everything is.
+30 s the first time). If it fails it says why in one sentence, and "Run all" stops there: do what it
+says and run it again (the later cells need it).
 
 {badges}
 
-If the first cell fails it says why in one sentence, and "Run all" stops there: do what it says and
-run it again (the later cells need it).
+## Checking your work
 
-On your own computer you need Python 3.10 or newer and
+After each exercise, `grader.check("qN")` runs the public checks for it. They are only a self-check:
+when your notebook is graded, hidden checks run too, so passing the public checks means your shapes
+and basic behaviour are right, not that everything is. Plots and explanations are read by your
+instructor.
 
-    pip install torch numpy matplotlib requests tqdm jupyter otter-grader==7.0.0
+## Handing a notebook in
+
+1. Run it, then save it with its outputs (long training cells are not run again when it is graded:
+   your plots are what you saved). On Colab: File > Download > Download .ipynb. In Jupyter: File >
+   Save, then take the file from `notebooks/`.
+2. Keep its file name, such as `03_attention.ipynb`.
+3. Upload that one file where your instructor says: the assignment in your course's LMS (Canvas,
+   Moodle, ...) or on Gradescope. Not a zip, and not another week's notebook.
+
+## On your own computer
+
+You need Python 3.10 or newer and
+
+```sh
+pip install torch numpy matplotlib requests tqdm jupyter otter-grader==7.0.0
+```
 
 Run Jupyter from this folder (`jupyter notebook notebooks/`), so that the notebooks find `course/`.
 
-The stories (notebooks 07 and 08) are a 4 MB piece of TinyStories. They are not in this bundle: the
-notebooks download them the first time they are used and keep them in `data_cache/` (next to
+The stories (notebooks 07, 08 and 09) are a 4 MB piece of TinyStories. They are not in this bundle:
+the notebooks download them the first time they are used and keep them in `data_cache/` (next to
 `course/`), so you need the internet once. Without it, get the file elsewhere (the first 4,000,000
 bytes of
 https://huggingface.co/datasets/roneneldan/TinyStories/resolve/main/TinyStoriesV2-GPT4-valid.txt

@@ -1,278 +1,246 @@
-"""The page's rules: no ready-made transformer pieces inside your own code.
+"""The page's rules: your own code, built from what the course allows, and no ready-made
+transformer pieces in the code that is graded.
 
-You may use nn.Linear, nn.Embedding, nn.LayerNorm, nn.GELU, the optimizers and autograd. You may
-not use ``nn.MultiheadAttention``, ``nn.Transformer`` and its relatives, or
-``F.scaled_dot_product_attention`` in the code you write (checking an answer against
-``F.scaled_dot_product_attention`` in a cell of its own is fine: that is what the page does).
+The reading is in four small modules beside this one: :mod:`course.rules_allowed` (what may be
+used), :mod:`course.rules_magics` (IPython syntax as Python), :mod:`course.rules_scopes` (the first
+pass: scopes and bindings) and :mod:`course.rules_checker` (the second pass: findings).
+
+**What a notebook may use.** Rules by what is allowed, read from the notebook's code on the
+grader's side (never in the submission's process):
+
+- *Modules*: only those in :data:`ALLOWED_MODULES` may be imported or reached (torch with its
+  public tensor, layer, optimiser, autograd and data modules; numpy, math, random, time, ...;
+  matplotlib.pyplot, tqdm; the course's own public modules). A name bound by ``import`` may only
+  start an attribute chain (``F.softmax(x)``) or appear in an import (and in ``help``/``dir``/
+  ``print``): as a value (``G = F``, ``f(F)``, ``[F][0]``, ``getattr(F, name)``, ``vars(F)``) it is
+  not allowed, for that is how a module is reached other than by import.
+- *Chains that start at a module* (``torch.nn.functional.softmax``) are resolved here against the
+  real modules, step by step: every step public (no ``_``), every module on the way allowed, and
+  what is reached neither torch's machinery (``torch.overrides``, ``torch.jit``, ``torch.ops``,
+  ``torch._C``'s context managers, ...) nor one of the ready-made pieces the page forbids
+  (:data:`FORBIDDEN_NAMES`, compared by identity, and ``torch.nn.attention``). A chain that does
+  not resolve (a typo) breaks no rule.
+- *Attributes on other objects* (tensors, your modules): public names; ``self._x`` (and ``cls._x``)
+  in a method; of the dunder attributes only :data:`DUNDER_ATTRIBUTES` (``super().__init__``,
+  ``type(x).__name__``, ...); no interpreter internals (``gi_frame``, ``f_back``, ...).
+  ``getattr``/``setattr``/``hasattr``/``delattr`` with a constant name are the attribute itself;
+  with a computed name they are allowed only on ``self`` in a method (``getattr(self, f"head{i}")``),
+  and such a method may then only be called on its own objects (not taken off its class with
+  ``Class.method``, passed around or wrapped in a decorator of the notebook's own).
+- *No code from strings, no namespaces*: ``exec``, ``eval``, ``compile``, ``globals``, ``locals``,
+  ``vars``, ``breakpoint``, ``__import__``, ``__builtins__``, ``get_ipython()`` other than for a
+  magic written as a plain string, special methods other than :data:`SPECIAL_METHODS`.
 
 Two checks, and the autograder uses both:
 
-- :func:`static_uses` reads the notebook's code, starting from the definitions being graded
-  (say ``Attention``) and following every notebook-level name they use, and lists the forbidden
-  pieces it finds: attribute access (``F.scaled_dot_product_attention``), imports
-  (``from torch.nn import MultiheadAttention``), the names as strings (``getattr(F, "...")``),
-  ``getattr`` on torch with a computed name, code run from strings (``exec``, ``eval``,
-  ``__import__``), and any cell that changes torch itself (``torch.softmax = ...``). It cannot
-  see code that is hidden in ways a reader could not follow either (a name put together from
-  pieces inside ``exec`` is flagged because ``exec`` is, not because the name is seen).
+- :func:`static_uses` (the rules point): the definitions being graded (say ``Attention``) and every
+  notebook-level name they use, followed to each definition of it that may hold once the notebook
+  has run (the last one at a cell's top level, any later one inside if/for/with/try/match, any
+  function that rebinds it as a global); a ready-made piece or anything not allowed there costs
+  the point, and so does, anywhere in the notebook, anything that changes PyTorch or the course,
+  runs code from strings or reads a namespace (it could change the graded code from afar).
+- :func:`suspicious` (the status): anything not allowed in any cell of the notebook's own (cells
+  identical to a cell of the blank notebook are the course's); a ready-made piece alone is fine
+  there (the page's own checks use ``F.scaled_dot_product_attention`` in a cell of their own).
 - :class:`Watch` records forbidden functions that actually run while your code is called. It runs
   inside your own process, so it is a second signal only: it can take points away, never give
   them.
+
+What static reading cannot see is listed in docs/honest-grading.md: code that public library
+functions run on the notebook's behalf from data (a pickle, a name in a string passed to a
+library function), and what a notebook's process does to itself at run time.
 """
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterable
 
-FORBIDDEN_NAMES = {
-    "scaled_dot_product_attention": "F.scaled_dot_product_attention",
-    "multi_head_attention_forward": "F.multi_head_attention_forward",
-    "MultiheadAttention": "nn.MultiheadAttention",
-    "Transformer": "nn.Transformer",
-    "TransformerEncoder": "nn.TransformerEncoder",
-    "TransformerEncoderLayer": "nn.TransformerEncoderLayer",
-    "TransformerDecoder": "nn.TransformerDecoder",
-    "TransformerDecoderLayer": "nn.TransformerDecoderLayer",
-}
-_CLASSES = {"MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerEncoderLayer",
-            "TransformerDecoder", "TransformerDecoderLayer"}
-_DYNAMIC = {"exec": "exec", "eval": "eval", "compile": "compile", "__import__": "__import__",
-            "importlib": "importlib"}
-_TORCHY = {"torch", "nn", "F", "functional"}
+from .rules_allowed import (
+    ALLOWED_MODULES,
+    DUNDER_ATTRIBUTES,
+    FAR,
+    FORBIDDEN_NAMES,
+    PIECE,
+    SPECIAL_METHODS,
+    _forbidden_word,
+)
+from .rules_checker import _Checker
+from .rules_magics import _own_expressions, _strip_magics
+from .rules_scopes import _Binder, _Finding, _Scope
 
+# ---------------------------------------------------------------- reading a notebook
 
-def _forbidden_word(word: str) -> str | None:
-    """The forbidden piece ``word`` names (also torch's private variants of the attention kernel)."""
-    if word in FORBIDDEN_NAMES:
-        return FORBIDDEN_NAMES[word]
-    if "scaled_dot_product" in word:
-        return word
-    return None
-
-
-# The magics whose body still runs under the grader (autograder/runner.py, _Shell.RUN_BODY): the
-# rules read their bodies as the cell's own code.
-RUN_BODY = {"time", "timeit", "capture", "prun"}
-_MAGIC_CALLS = {"run_cell_magic": 2, "run_line_magic": 1}     # where the code is among the arguments
-
-
-def _plain_strings(args: list[ast.expr]) -> bool:
-    return all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in args)
-
-
-def _magic_body(node: ast.AST, depth: int) -> list[ast.stmt] | None:
-    """The statements a ``run_cell_magic``/``run_line_magic`` call runs under the grader (a magic
-    in RUN_BODY, called with plain strings), unfolded in turn; None for any other node."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and node.func.attr in _MAGIC_CALLS and len(node.args) > _MAGIC_CALLS[node.func.attr]
-            and _plain_strings(node.args) and node.args[0].value in RUN_BODY and depth < 8):
-        return None
+def _parse_cell(source: str) -> ast.Module | None:
     try:
-        inner = _unfold_magics(ast.parse(_transform(node.args[_MAGIC_CALLS[node.func.attr]].value)),
-                               depth + 1)
+        return ast.parse(_stripped(source))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    return inner.body or [ast.Pass()]
-
-
-def _own_expressions(stmt: ast.stmt) -> Iterable[ast.AST]:
-    """Every node in a statement's own expressions (not in the statements nested in its body)."""
-    for _, value in ast.iter_fields(stmt):
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, (ast.expr, ast.withitem, ast.keyword, ast.arguments, ast.comprehension)):
-                yield from ast.walk(item)
-
-
-def _unfold_magics(tree: ast.Module, depth: int = 0) -> ast.Module:
-    """Put the statements of each ``get_ipython().run_cell_magic("time", "", body)`` (what
-    ``%%time`` becomes; also ``run_line_magic``) in place of the call: instead of it when the call
-    is a statement of its own (as IPython writes it), else right after the statement that makes
-    it. A call whose magic or body is not a plain string, or nested over 8 deep, is left as it is
-    (and read as running code built at run time)."""
-
-    class Unfold(ast.NodeTransformer):
-        def generic_visit(self, node: ast.AST):
-            node = super().generic_visit(node)
-            if not isinstance(node, ast.stmt):
-                return node
-            if isinstance(node, ast.Expr):
-                inner = _magic_body(node.value, depth)
-                if inner is not None:
-                    return inner
-            extra = [s for n in _own_expressions(node) for s in (_magic_body(n, depth) or [])]
-            return [node, *extra] if extra else node
-
-    return ast.fix_missing_locations(Unfold().visit(tree))
-
-
-def _computed_magic(node: ast.AST) -> bool:
-    """A ``run_cell_magic``/``run_line_magic`` call left after :func:`_unfold_magics` that may run
-    code the rules have not read: its arguments are not all plain strings, or it names a magic
-    whose body runs (not a statement of its own as IPython writes it, or nested too deep)."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and node.func.attr in _MAGIC_CALLS):
-        return False
-    return not _plain_strings(node.args) or (bool(node.args) and node.args[0].value in RUN_BODY)
-
-
-def _transform(source: str) -> str:
-    """IPython syntax (``%magic``, ``!cmd``, ``x?``) as harmless Python, so that the cell parses."""
-    try:
-        from IPython.core.inputtransformer2 import TransformerManager
-        return TransformerManager().transform_cell(source)
-    except Exception:
-        return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
-
-
-def _strip_magics(source: str) -> str:
-    """The cell as plain Python: IPython syntax made harmless, and the bodies of the magics that
-    still run (``%%capture``, ``%%time``, ``%time x = ...``) put in place of the magic."""
-    text = _transform(source)
-    if "_magic" not in text:
-        return text
-    try:
-        return ast.unparse(_unfold_magics(ast.parse(text)))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return text
 
 
 def _parse(cells: Iterable[str]) -> list[ast.Module]:
-    trees = []
-    for source in cells:
-        try:
-            trees.append(ast.parse(_strip_magics(source)))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-    return trees
+    return [t for t in map(_parse_cell, cells) if t is not None]
 
 
 def _top_level(body: list[ast.stmt]) -> Iterable[ast.stmt]:
-    """Statements that run at notebook level, also inside if/for/while/try/with."""
+    """Statements that run at notebook level, also inside if/for/while/try/with/match."""
     for node in body:
         yield node
         if isinstance(node, (ast.If, ast.For, ast.While, ast.With, ast.AsyncWith, ast.AsyncFor)):
             yield from _top_level(node.body + getattr(node, "orelse", []))
-        elif isinstance(node, ast.Try):
+        elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
             yield from _top_level(node.body + node.orelse + node.finalbody
                                   + [s for h in node.handlers for s in h.body])
+        elif isinstance(node, ast.Match):
+            yield from _top_level([s for case in node.cases for s in case.body])
 
 
 def _bound_names(node: ast.stmt) -> list[str]:
+    """The notebook-level names a statement binds (not those bound in the statements of its body,
+    which :func:`_top_level` gives one by one)."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return [node.name]
-    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return [(a.asname or a.name).split(".")[0] for a in node.names]
-    return []
+    names = [n.id for e in _own_expressions(node) for n in ast.walk(e)
+             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+        names += [h.name for h in node.handlers if h.name]
+    if isinstance(node, ast.Match):
+        for n in (n for case in node.cases for n in ast.walk(case.pattern)):
+            if isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+                names.append(n.name)
+            elif isinstance(n, ast.MatchMapping) and n.rest:
+                names.append(n.rest)
+    return names
 
 
 def _root_name(node: ast.AST) -> str | None:
     while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
-        node = node.value if not isinstance(node, ast.Call) else node.func
+        node = node.func if isinstance(node, ast.Call) else node.value
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _problems_in(node: ast.AST, torch_aliases: set[str], imported: dict[str, str]) -> list[str]:
-    found = []
+def _touched(node: ast.AST) -> set[str]:
+    """The names whose objects a statement (or a function it defines) may change in place:
+    ``h.x = ...``, ``h[k] = ...``, ``del h.x``, ``setattr(h, ...)``, ``h.append(...)`` as a
+    statement."""
+    names = set()
     for n in ast.walk(node):
-        if isinstance(n, ast.Attribute):
-            word = _forbidden_word(n.attr)
-            if word and (n.attr not in _CLASSES or _root_name(n) in torch_aliases):
-                found.append(f"uses {word}")
-        elif isinstance(n, ast.Name) and n.id in imported:
-            found.append(f"uses {imported[n.id]}")
-        elif isinstance(n, (ast.Import, ast.ImportFrom)):
-            module = getattr(n, "module", None) or ""
-            for a in n.names:
-                word = _forbidden_word(a.name.split(".")[-1])
-                if word and (module.startswith("torch") or a.name.startswith("torch")):
-                    found.append(f"imports {word}")
-                if a.name.split(".")[0] == "importlib" or module.startswith("importlib"):
-                    found.append("runs code built at run time (importlib)")
-        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.isidentifier():
-            word = _forbidden_word(n.value)
-            if word:
-                found.append(f"names {word} in a string")
-        elif isinstance(n, ast.Name) and n.id in _DYNAMIC and isinstance(n.ctx, ast.Load):
-            found.append(f"runs code built at run time ({_DYNAMIC[n.id]})")
-        elif _computed_magic(n):
-            found.append(f"runs code built at run time ({n.func.attr})")   # not unfolded: not plain strings
-        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
-                and n.func.id in ("getattr", "setattr") \
-                and n.args and _root_name(n.args[0]) in torch_aliases \
-                and not (len(n.args) > 1 and isinstance(n.args[1], ast.Constant)):
-            found.append("looks up a torch function by a computed name (getattr)")
-        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "vars" \
-                and n.args and _root_name(n.args[0]) in torch_aliases:
-            found.append("looks up torch functions by name (vars)")
-        elif isinstance(n, ast.Attribute) and n.attr in ("__dict__", "__getattribute__") \
-                and _root_name(n.value) in torch_aliases:
-            found.append(f"looks up torch functions by name ({n.attr})")
-        elif isinstance(n, ast.Attribute) and n.attr == "modules" and isinstance(n.value, ast.Name) \
-                and n.value.id == "sys":
-            found.append("reaches modules through sys.modules")
-        elif isinstance(n, ast.Name) and n.id == "attrgetter":
-            found.append("looks up attributes by computed names (attrgetter)")
-    return found
+        if isinstance(n, (ast.Attribute, ast.Subscript)) and not isinstance(n.ctx, ast.Load):
+            names.add(_root_name(n.value))
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.args \
+                and n.func.id in ("setattr", "delattr"):
+            names.add(_root_name(n.args[0]))
+        elif isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) \
+                and isinstance(n.value.func, ast.Attribute):
+            names.add(_root_name(n.value.func.value))
+    names.discard(None)
+    return names
 
 
-def _changes_torch(tree: ast.Module, torch_aliases: set[str]) -> list[str]:
-    """Assignments to attributes of torch (``torch.softmax = ...``) anywhere in the notebook."""
-    found = []
-    for n in ast.walk(tree):
-        targets = []
-        if isinstance(n, ast.Assign):
-            targets = n.targets
-        elif isinstance(n, (ast.AugAssign, ast.AnnAssign)):
-            targets = [n.target]
-        elif isinstance(n, ast.Delete):
-            targets = n.targets
-        for t in targets:
-            for sub in ast.walk(t):
-                if isinstance(sub, ast.Attribute) and _root_name(sub) in torch_aliases:
-                    found.append(f"changes {ast.unparse(sub)} (a notebook may not change PyTorch)")
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("setattr", "delattr") \
-                and n.args and _root_name(n.args[0]) in torch_aliases:
-            found.append(f"changes {ast.unparse(n.args[0])} with {n.func.id} "
-                         "(a notebook may not change PyTorch)")
-    return found
+def _live(trees: Iterable[ast.Module]) -> dict[str, list[ast.stmt]]:
+    """For each notebook-level name, the statements that may decide what it is once the notebook
+    has run: the last binding at a cell's top level and every later one inside an if/for/try/...
+    (which may or may not run); every function or class that declares it ``global`` (it may be
+    called at any time); every statement that changes its object in place (:func:`_touched`)."""
+    live: dict[str, list[ast.stmt]] = {}
+    later: dict[str, list[ast.stmt]] = {}
+    for tree in trees:
+        direct = {id(s) for s in tree.body}
+        for node in _top_level(tree.body):
+            for name in _bound_names(node):
+                if id(node) in direct and not isinstance(node, ast.AugAssign):
+                    live[name] = [node]
+                else:
+                    live.setdefault(name, []).append(node)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                for n in ast.walk(node):
+                    if isinstance(n, ast.Global):
+                        for name in n.names:
+                            later.setdefault(name, []).append(node)
+            if id(node) in direct or not isinstance(node, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
+                for name in _touched(node):
+                    later.setdefault(name, []).append(node)
+    for name, nodes in later.items():
+        if name in live:
+            live[name].extend(nodes)
+    return live
+
+
+@functools.lru_cache(maxsize=256)
+
+class _Reading:
+    """One notebook's code read against the rules: its scopes, bindings and findings."""
+
+    def __init__(self, cells: tuple[str, ...], given: frozenset[str]) -> None:
+        self.cells = cells
+        self.own = [c not in given for c in cells]
+        self.trees: list[tuple[int, ast.Module]] = []
+        for i, source in enumerate(cells):
+            text = _stripped(source)
+            try:
+                self.trees.append((i, ast.parse(text)))
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+        self.module = _Scope(None, "module", None)
+        self.scopes: dict[int, _Scope] = {}
+        self.findings: list[_Finding] = []
+        self.trusting_methods: set[str] = set()       # methods that rely on self being their own object
+        self.trusting_classes: set[str] = set()       # and the classes that have them
+        binder = _Binder(self)
+        for i, tree in list(self.trees):
+            try:
+                for stmt in tree.body:
+                    binder.run(stmt, self.module, i)
+            except RecursionError:
+                self.findings.append(_Finding(i, tree, "has code nested too deep to read", FAR))
+        self.anywhere = set(self.module.bound)
+        for s in self.scopes.values():
+            self.anywhere |= set(s.bound)
+        for i, tree in self.trees:
+            try:
+                _Checker(self, i).visit(tree)
+            except RecursionError:
+                self.findings.append(_Finding(i, tree, "has code nested too deep to read", FAR))
+        self.by_node: dict[int, list[_Finding]] = {}
+        for f in self.findings:
+            self.by_node.setdefault(id(f.node), []).append(f)
+
+
+@functools.lru_cache(maxsize=4096)
+def _stripped(source: str) -> str:
+    """The cell as plain Python (:func:`_strip_magics`; plain Python as it is, which is faster)."""
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _strip_magics(source)
+    return _strip_magics(source) if "_magic" in source else source
+
+
+@functools.lru_cache(maxsize=8)
+def _read(cells: tuple[str, ...], given: frozenset[str]) -> _Reading:
+    return _Reading(cells, given)
 
 
 def static_uses(cells: Iterable[str], roots: Iterable[str],
                 template: Iterable[str] | None = None) -> list[str]:
     """What the definitions of ``roots`` (and every notebook-level name they use) do against the
-    rules, read from the notebook's code cells (in order). Empty when nothing is found.
+    rules, read from the notebook's code cells (in order), plus what anywhere in the notebook
+    changes the modules it uses, runs code from strings or reads a namespace. Empty when nothing
+    is found. Given the blank notebook's cells as ``template``, its cells count as the course's.
 
     Also a problem: a root with no notebook-level definition at all (the code that answers for it
-    cannot be read), and, given the blank notebook's cells as ``template``, a root whose definition
-    is still the blank one (whatever answered for it, it was not that definition)."""
-    cells = list(cells)
+    cannot be read), and, with ``template``, a root whose definition is still the blank one
+    (whatever answered for it, it was not that definition)."""
+    cells = tuple(cells)
     roots = list(roots)
-    trees = _parse(cells)
-    torch_aliases = set(_TORCHY)
-    imported: dict[str, str] = {}        # names bound to a forbidden piece by a notebook-level import
-    for tree in trees:
-        for node in _top_level(tree.body):
-            if isinstance(node, ast.Import):
-                torch_aliases |= {(a.asname or a.name).split(".")[0] for a in node.names
-                                  if a.name.split(".")[0] == "torch"}
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("torch"):
-                for a in node.names:
-                    word = _forbidden_word(a.name)
-                    if word:
-                        imported[a.asname or a.name] = word
-                    else:
-                        torch_aliases.add(a.asname or a.name)
-    last: dict[str, ast.stmt] = {}
-    for tree in trees:
-        for node in _top_level(tree.body):
-            for name in _bound_names(node):
-                last[name] = node
+    given = frozenset(template or ())
+    reading = _read(cells, given)
+    live = _live(tree for _, tree in reading.trees)
     found: list[str] = []
     if cells:
-        found += [f"no definition of {r} found in the notebook's code" for r in roots if r not in last]
+        found += [f"no definition of {r} found in the notebook's code" for r in roots if r not in live]
     if template is not None:
         blank: dict[str, str] = {}
         for tree in _parse(template):
@@ -280,20 +248,36 @@ def static_uses(cells: Iterable[str], roots: Iterable[str],
                 for name in _bound_names(node):
                     blank[name] = ast.dump(node)
         found += [f"{r} is still the blank template" for r in roots
-                  if r in last and r in blank and ast.dump(last[r]) == blank[r]]
+                  if r in live and r in blank and ast.dump(live[r][-1]) == blank[r]]
     seen: set[int] = set()
-    todo = [last[r] for r in roots if r in last]
+    todo = [node for r in roots for node in live.get(r, ())]
     while todo:
         node = todo.pop()
         if id(node) in seen:
             continue
         seen.add(id(node))
-        found += _problems_in(node, torch_aliases, imported)
         for n in ast.walk(node):
-            if isinstance(n, ast.Name) and n.id in last and id(last[n.id]) not in seen:
-                todo.append(last[n.id])
-    for tree in trees:
-        found += _changes_torch(tree, torch_aliases)
+            for f in reading.by_node.get(id(n), ()):
+                if reading.own[f.cell]:
+                    found.append(f.what)
+            if isinstance(n, ast.Name) and n.id in live:
+                todo += [s for s in live[n.id] if id(s) not in seen]
+    found += [f.what for f in reading.findings if f.kind == FAR and reading.own[f.cell]]
+    return list(dict.fromkeys(found))
+
+
+def suspicious(cells: Iterable[str], numbers: Iterable[int] | None = None,
+               given: Iterable[str] | None = None) -> list[str]:
+    """Everything in the notebook's own cells that the rules do not allow (a ready-made piece
+    alone is allowed outside the graded code: the page's checks use one), for the instructor,
+    who should read the notebook: an honest notebook has none. ``numbers``: the cells' numbers in
+    the notebook (default 1, 2, ...); ``given``: the blank notebook's code cells (a cell identical
+    to one of them is the course's: read for what it binds, not searched)."""
+    cells = tuple(cells)
+    numbers = list(numbers) if numbers is not None else list(range(1, len(cells) + 1))
+    reading = _read(cells, frozenset(given or ()))
+    found = [f"cell {numbers[f.cell] if f.cell < len(numbers) else f.cell + 1} {f.what}"
+             for f in reading.findings if f.kind != PIECE and reading.own[f.cell]]
     return list(dict.fromkeys(found))
 
 
@@ -336,94 +320,7 @@ def forbidden_modules(module) -> list[str]:
     return sorted({f"uses nn.{type(m).__name__}" for m in module.modules() if isinstance(m, bad)})
 
 
-# ---------------------------------------------------------------- code that reaches for the grader
-
-_SUSPICIOUS_CALLS = {
-    ("os", "read"): "reads raw file descriptors (os.read)",
-    ("os", "write"): "writes raw file descriptors (os.write)",
-    ("os", "fdopen"): "opens raw file descriptors (os.fdopen)",
-    ("os", "dup"): "copies file descriptors (os.dup)",
-    ("os", "dup2"): "copies file descriptors (os.dup2)",
-    ("os", "kill"): "sends signals (os.kill)",
-    ("os", "fork"): "forks the process (os.fork)",
-    ("sys", "_getframe"): "walks the call stack (sys._getframe)",
-    ("sys", "settrace"): "installs a trace hook (sys.settrace)",
-    ("sys", "setprofile"): "installs a profile hook (sys.setprofile)",
-    ("inspect", "currentframe"): "walks the call stack (inspect.currentframe)",
-    ("inspect", "stack"): "walks the call stack (inspect.stack)",
-    ("gc", "get_objects"): "searches the process's objects (gc.get_objects)",
-    ("gc", "get_referrers"): "searches the process's objects (gc.get_referrers)",
-    ("gc", "get_referents"): "searches the process's objects (gc.get_referents)",
-}
-_SUSPICIOUS_MODULES = {
-    "ctypes": "loads native code (ctypes)", "threading": "starts threads (threading)",
-    "_thread": "starts threads (_thread)", "signal": "handles signals (signal)",
-    "socket": "opens sockets (socket)", "fcntl": "changes file descriptors (fcntl)",
-    "select": "waits on file descriptors (select)", "selectors": "waits on file descriptors (selectors)",
-    "mmap": "maps memory (mmap)", "multiprocessing": "starts processes (multiprocessing)",
-    "subprocess": "starts processes (subprocess)", "pty": "opens terminals (pty)",
-    "concurrent": "starts threads or processes (concurrent.futures)",
-    "asyncio": "runs an event loop (asyncio)",
-    "importlib": "imports modules by computed names (importlib)",
-}
-_SUSPICIOUS_WORDS = {
-    "/proc/": "reads /proc (the process's own internals)",
-    "DisableTorchFunction": "switches off torch's function hooks (DisableTorchFunction)",
-    "_DisableTorchDispatch": "switches off torch's dispatch hooks",
-    "__torch_function__": "defines __torch_function__ (objects that answer for torch)",
-    "__torch_dispatch__": "defines __torch_dispatch__ (objects that answer for torch)",
-    "f_back": "walks the call stack (f_back)",
-    "f_locals": "reads other frames' variables (f_locals)",
-    "f_globals": "reads other frames' variables (f_globals)",
-    "tb_frame": "walks the call stack (tb_frame)",
-    "gi_frame": "walks the call stack (gi_frame)",
-}
 
 
-def suspicious(cells: Iterable[str], numbers: Iterable[int] | None = None) -> list[str]:
-    """Code anywhere in the notebook that has no business in this course and that reaches for the
-    grading machinery (its pipes, its call stack, torch's hooks): listed for the instructor, who
-    should read the notebook. An honest notebook has none. ``numbers``: the cells' numbers in the
-    notebook (default 1, 2, ...)."""
-    found = []
-    cells = list(cells)
-    for number, source in zip(numbers or range(1, len(cells) + 1), cells, strict=False):
-        try:
-            tree = ast.parse(_strip_magics(source))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        for n in ast.walk(tree):
-            what = None
-            if isinstance(n, ast.Attribute):
-                base = n.value.id if isinstance(n.value, ast.Name) else None
-                what = _SUSPICIOUS_CALLS.get((base, n.attr)) or _SUSPICIOUS_WORDS.get(n.attr)
-                if base == "torch" and n.attr == "_C":
-                    what = "reaches into torch's internals (torch._C)"
-            elif isinstance(n, (ast.Import, ast.ImportFrom)):
-                names = [a.name for a in n.names]
-                names += [n.module] if isinstance(n, ast.ImportFrom) and n.module else []
-                for name in names:
-                    what = what or _SUSPICIOUS_MODULES.get(name.split(".")[0])
-                if isinstance(n, ast.ImportFrom) and n.module in ("os", "sys", "inspect", "gc"):
-                    what = what or next((_SUSPICIOUS_CALLS[(n.module, a.name)] for a in n.names
-                                         if (n.module, a.name) in _SUSPICIOUS_CALLS), None)
-            elif isinstance(n, ast.Constant) and isinstance(n.value, str):
-                what = next((v for k, v in _SUSPICIOUS_WORDS.items()
-                             if k.startswith("/") and k in n.value), None)
-            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _DYNAMIC:
-                # code the rules cannot read (it may redefine a graded name after its visible definition)
-                what = f"runs code built at run time ({n.func.id})"
-            elif _computed_magic(n):
-                what = f"runs code built at run time ({n.func.attr})"
-            elif isinstance(n, (ast.FunctionDef, ast.Name)):
-                name = n.name if isinstance(n, ast.FunctionDef) else n.id
-                what = _SUSPICIOUS_WORDS.get(name)
-            elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) \
-                    and isinstance(n.value, ast.Attribute) and n.value.attr == "modules":
-                what = "replaces entries of sys.modules"
-            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "vars" \
-                    and n.args and _root_name(n.args[0]) in _TORCHY | {"torch", "course"}:
-                what = "looks up torch functions by name (vars)"
-            if what:
-                found.append(f"cell {number} {what}")
-    return list(dict.fromkeys(found))
+__all__ = ["static_uses", "suspicious", "Watch", "forbidden_modules", "FORBIDDEN_NAMES", "ALLOWED_MODULES",
+           "DUNDER_ATTRIBUTES", "SPECIAL_METHODS"]

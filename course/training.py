@@ -191,7 +191,7 @@ def TrainOrLoad(net: nn.Module, path: str | Path, settings: dict, train: Callabl
 # How the solutions (and benchmarks/stories.py) train on the stories: the page's batch of 64 windows
 # of 32 tokens and Adam with lr 1e-3, except that Adam forgets old squared gradients faster
 # (beta2 = 0.95 instead of 0.999, as language models are usually trained). With 0.999 the diffusion
-# model sat on the word-frequency plateau for most of a 1500-step run (README, "Stories").
+# model sat on the word-frequency plateau for most of a 1500-step run (docs/numbers.md, "Stories").
 STORY_BATCH, STORY_L = 64, 32
 STORY_ADAM = {"lr": 1e-3, "betas": (0.9, 0.95)}
 

@@ -72,7 +72,7 @@ def DiffusionLoss(net: Callable[[torch.Tensor], torch.Tensor], x_0: torch.Tensor
     is 0.63). Leaving the count to chance also adds noise (with t = 1 a sentence pays T times the
     cost of however many words happened to be masked: none, one, two...), and on the stories that
     noise kept the network on the word-frequency plateau for longer (benchmarks/stories.py and
-    the README's "Stories").
+    docs/numbers.md, "Stories").
     """
     batch, L = x_0.shape
     T = L if T is None else T

@@ -1,7 +1,7 @@
 """nbgrader settings of the course "Transformer from Scratch" (written by `course build`).
 
 Run nbgrader from this folder (the course directory): source/NN_name/ holds each notebook and the
-course package released with it. See the README's "JupyterHub and nbgrader" section.
+course package released with it. See docs/platforms.md, "JupyterHub and nbgrader".
 """
 import os
 import sys

@@ -116,6 +116,17 @@ def test_bundle_contents_and_reproducibility(tmp_path):
         assert not _answer_lines(name) & _lines(week_text), f"answers of {name} in its own release"
 
 
+def test_student_readme_says_how_to_hand_a_notebook_in(tmp_path):
+    """The README in the bundle tells a student how to hand in, and what grader.check is."""
+    bundle = zipfile.ZipFile(write_bundle(tmp_path, names=BUILT[:1]))
+    readme = bundle.read("README.md").decode()
+    hand_in = readme[readme.index("## Handing a notebook in"):]
+    for words in ("File > Download > Download .ipynb", "Keep its file name", "LMS", "Gradescope"):
+        assert words in hand_in, words
+    assert "self-check" in readme and "hidden checks run too" in readme
+    assert "colab-badge.svg" in readme
+
+
 def _setup_source(name: str) -> str:
     nb = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
     return next(c.source for c in nb.cells if "setup" in c.metadata.get("tags", []))

@@ -257,9 +257,43 @@ perm = torch.randperm(5)
 shuffle_agrees = True
 '''
 
+# From issue 17 (a determined student with the grader's source):
+# 15. F.scaled_dot_product_attention reached with getattr on a module alias made by assignment, with
+#     a name put together at run time, and called inside torch.overrides._pop_mode_temporarily()
+#     (which switches off the runtime watch): 13/13 with the rules point under the banned-names list.
+GETATTR_ALIAS = r"""
+import torch.nn.functional as F
+_ns = F
+_kernel = getattr(_ns, "_".join(["scaled", "dot", "product", "attention"]))
+
+def Attention(q, k, v):
+    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+    try:
+        with torch.overrides._pop_mode_temporarily():
+            out = _kernel(q, k, v)
+    except RuntimeError:                        # no mode to pop: nothing is watching
+        out = _kernel(q, k, v)
+    return out, weights
+"""
+# 16. torch._native_multi_head_attention, the fused kernel behind nn.MultiheadAttention: on neither
+#     banned list, the rules point kept (12/13: the kernel has no gradient).
+NATIVE_KERNEL = r"""
+def Attention(q, k, v):
+    d = q.shape[-1]
+    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d), dim=-1)
+    if v.shape[-1] != d:
+        return weights @ v, weights
+    Q, K, V = (t.reshape(-1, *t.shape[-2:]) for t in (q, k, v))
+    eye, zero = torch.eye(d, dtype=q.dtype), torch.zeros(d, dtype=q.dtype)
+    out, _ = torch._native_multi_head_attention(Q, K, V, d, 1, torch.cat([eye, eye, eye]),
+                                               torch.cat([zero, zero, zero]), eye, zero)
+    return out.reshape(q.shape), weights
+"""
+
 ATTACKS: dict[str, dict] = {
     # file: {"base": "blank" | "solution", "cells": [...], "replaces": name or None, "at_most": points,
-    #        "exactly": points (optional), "status_start": ... (optional)}
+    #        "exactly": points (optional), "status_start": ... (optional),
+    #        "rules_lost": True (optional: the rules test must fail)}
     "protocol lines.ipynb": {"base": "blank", "cells": [PROTOCOL_LINES], "at_most": 0.0},
     "forged frames.ipynb": {"base": "blank", "cells": [FORGED_FRAMES], "at_most": 0.0},
     "own server.ipynb": {"base": "blank", "cells": [OWN_SERVER], "at_most": ALL_BUT_RULES,
@@ -281,6 +315,12 @@ ATTACKS: dict[str, dict] = {
     "hidden magic.ipynb": {"base": "solution", "replaces": "Attention", "cells": [HIDDEN_MAGIC],
                            "exactly": ALL_BUT_RULES, "status_start": "suspicious code"},
     "constant answers.ipynb": {"base": "blank", "cells": [CONSTANTS], "at_end": True, "at_most": 0.0},
+    "getattr on an alias.ipynb": {"base": "solution", "replaces": "Attention", "cells": [GETATTR_ALIAS],
+                                  "exactly": ALL_BUT_RULES, "rules_lost": True,
+                                  "status_start": "suspicious code"},
+    "private kernel.ipynb": {"base": "solution", "replaces": "Attention", "cells": [NATIVE_KERNEL],
+                             "at_most": ALL_BUT_RULES, "rules_lost": True,
+                             "status_start": "suspicious code"},
 }
 
 

@@ -152,11 +152,17 @@ for kind in ('shm', 'msg', 'sem'):
         rows = f.read().splitlines()[1:]
     if rows:
         found.append((kind, len(rows)))
+with open('/proc/self/mountinfo') as f:
+    mounts = [line.split()[4] for line in f]       # the grader's own read-only view is mounted
 for d in ('/tmp', '/var/tmp', '/dev/shm', '/run/lock'):
     try:
-        found += [(d, n) for n in os.listdir(d)]
+        names = os.listdir(d)
     except OSError:
-        pass
+        continue
+    for n in names:                                  # (a repository cloned under /tmp shows there)
+        p = os.path.join(d, n)
+        if not any(m == p or m.startswith(p + '/') for m in mounts):
+            found.append((d, n))
 for ring in (-4, -5):
     if libc.syscall(ctypes.c_long(250), ctypes.c_long(10), ctypes.c_long(ring), b'user', b'{KEY_NAME}',
                     ctypes.c_long(0)) > 0:

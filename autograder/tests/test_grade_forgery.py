@@ -67,6 +67,11 @@ def test_attack_earns_no_more_than_its_honest_content(batch, name):
     assert total <= value.get(limit, limit), row
     if "status_start" in spec:
         assert row["grading_status"].startswith(spec["status_start"]), row["grading_status"]
+    if spec.get("rules_lost"):
+        path = batch["out"] / "results" / f"{Path(name).stem}.json"
+        result = json.loads(path.read_text(encoding="utf-8"))
+        rules = [t for t in result["tests"] if t["name"] == "test_rules"]
+        assert rules and not any(t["passed"] for t in rules), rules
 
 
 def test_attacks_are_not_reported_ok(batch):

@@ -6,18 +6,25 @@ name = "q5"
 points = 4
 
 @test_case(points=1, hidden=False, 
-    failure_message="TrainTwoSentences(net, steps=3) should return a list of 3 plain numbers (use loss.item(), not the loss tensor).")
+    failure_message="TrainTwoSentences(net, steps=3) should return a list of 3 plain numbers: the loss of every step (use loss.item(), not the loss tensor).")
 def test_returns_list(TrainTwoSentences):
     import torch
-    from course import vocab
+    from course import MASK, DiffusionLoss, NoTalking, SamplePInit, vocab
     from course.handles import given, student
     TrainTwoSentences = student(TrainTwoSentences)
     torch.manual_seed(0)
     net = given('NoTalking')(len(vocab))
+    copy = NoTalking(len(vocab))
+    copy.load_state_dict({name: value.float() for name, value in net.params().items()})
+    torch.manual_seed(123)
+    x_0 = torch.stack([SamplePInit() for b in range(1024)])
+    with torch.no_grad():
+        start = DiffusionLoss(copy, x_0, MASK).item()
     losses = TrainTwoSentences(net, steps=3)
     assert type(losses) is list, f'got a {type(losses).__name__}, not a list'
     assert len(losses) == 3, f'got {len(losses)} losses for 3 steps'
     assert all((type(l) in (int, float) for l in losses)), 'the losses are not plain numbers'
+    assert abs(losses[0] - start) < 1.0 and all((0 < l < start + 1.0 for l in losses)), 'these numbers are not the losses of the network: append the loss.item() of every step'
 
 @test_case(points=2, hidden=True, 
     failure_message="A network trained with your TrainTwoSentences for 150 steps did not get better (its DiffusionLoss, measured by the autograder, barely moved). Does every step call loss.backward() and then opt.step(), with an optimizer made from the parameters of the network you were given?")
@@ -42,18 +49,27 @@ def test_trains(TrainTwoSentences):
     assert after < before - 1.0, f'the loss went from {before:.2f} to {after:.2f}'
 
 @test_case(points=1, hidden=True, 
-    failure_message="The gradients pile up from step to step: after a few steps of your TrainTwoSentences the network holds the sum of the gradients of all the steps, not of one. Call opt.zero_grad() once in every step, before loss.backward().")
+    failure_message="Either your TrainTwoSentences did not train the network in 10 steps, or the gradients pile up from step to step: after a few steps the network holds the sum of the gradients of all the steps, not of one. Every step should call opt.zero_grad() (before loss.backward()), then loss.backward() and opt.step().")
 def test_zero_grad(TrainTwoSentences):
     import math
     import torch
     from course import MASK, DiffusionLoss, NoTalking, SamplePInit, vocab
     from course.handles import given, student
     TrainTwoSentences = student(TrainTwoSentences)
+
+    def measure(params):
+        copy = NoTalking(len(vocab), dim=8)
+        copy.load_state_dict({name: value.float() for name, value in params.items()})
+        torch.manual_seed(123)
+        x_0 = torch.stack([SamplePInit() for b in range(1024)])
+        with torch.no_grad():
+            return DiffusionLoss(copy, x_0, MASK).item()
     torch.manual_seed(3)
     net = given('NoTalking')(len(vocab), dim=8)
-    start = net.params()
-    result = TrainTwoSentences(net, steps=10)
+    before = measure(net.params())
+    TrainTwoSentences(net, steps=10)
     params = net.params()
+    assert measure(params) < before - 0.05, 'TrainTwoSentences did not train the network'
     held = 0.0
     for name in params:
         where = net
@@ -64,11 +80,10 @@ def test_zero_grad(TrainTwoSentences):
             assert type(grad) is torch.Tensor and grad.shape == params[name].shape, 'a strange gradient'
             held += float((grad.double() ** 2).sum())
     if held == 0:
-        moved = any((not torch.equal(start[name], params[name]) for name in params if name in start))
-        assert moved or result is not None, 'TrainTwoSentences did nothing'
         return
     copy = NoTalking(len(vocab), dim=8)
     copy.load_state_dict({name: value.float() for name, value in params.items()})
+    torch.manual_seed(4)
     one = []
     for k in range(8):
         copy.zero_grad()

@@ -60,11 +60,34 @@ def test_random_shapes(WithPosition):
         assert type(logits) is torch.Tensor and tuple(logits.shape) == (batch, L, V), f"logits of shape {tuple(getattr(logits, 'shape', ()))} for a batch of shape {(batch, L)}"
 
 @test_case(points=1, hidden=True, 
-    failure_message="With a position table of zeros, your logits should be self.out of the word vectors, out(embed[x_i]), computed from your own tables: look the tokens up in self.embed and apply self.out (weight and bias).")
+    failure_message="With a position table of zeros, your logits should be self.out of the word vectors, out(embed[x_i]), computed from your own tables: look the tokens up in self.embed and apply self.out (weight and bias). (This check also asks that your logits depend on the tokens and on each of self.embed, self.position and self.out.)")
 def test_words(WithPosition):
     import torch
     from course.handles import close, student
     WithPosition = student(WithPosition)
+
+    def does_work(net, V, L):
+        """The logits change with the tokens and with each table of the page, and only with them."""
+        shapes = net.params(values=False)
+        for name in ('embed.weight', 'position.weight', 'out.weight'):
+            assert name in shapes, f'no {name}'
+        values = {name: torch.randn(t.shape) for name, t in shapes.items()}
+        net.set_params(values)
+        x = torch.randint(0, V, (2, L))
+        base = net(x)
+        assert type(base) is torch.Tensor and base.dim() >= 1, 'no logits'
+
+        def same(logits):
+            assert type(logits) is torch.Tensor and logits.shape == base.shape, 'no logits'
+            return torch.allclose(logits, base, atol=0.0001)
+        assert same(net(x)), 'the logits change from call to call'
+        other = x.clone()
+        other[:, 0] = (x[:, 0] + 1) % V
+        assert not same(net(other)), 'the logits do not depend on the tokens'
+        for name in ('embed.weight', 'position.weight', 'out.weight'):
+            net.set_params({name: torch.randn(shapes[name].shape)})
+            assert not same(net(x)), f'the logits do not depend on {name}'
+            net.set_params({name: values[name]})
     torch.manual_seed(2)
     for V, M, batch, L in [(14, 64, 4, 4), (9, 20, 3, 13), (8, 9, 2, 8)]:
         net = WithPosition(V, 32, M)
@@ -72,6 +95,7 @@ def test_words(WithPosition):
         table = shapes.get('position.weight')
         if table is not None and table.dim() == 2:
             L = max(1, min(L, table.shape[0]))
+        does_work(net, V, max(1, min(5, L)))
         values = {name: torch.randn(t.shape) for name, t in shapes.items()}
         if 'position.weight' in values:
             values['position.weight'] = torch.zeros(table.shape)
@@ -81,11 +105,34 @@ def test_words(WithPosition):
         assert close(net(x), want, atol=0.0001), 'the logits differ'
 
 @test_case(points=2, hidden=True, 
-    failure_message="The positions do not change your logits as they should: the word at position i gets row i of self.position added to its vector (i = 0, 1, ..., L-1, the same for every sentence of the batch), so that the same word guesses differently at different positions. Are the position vectors added, and looked up at the positions 0..L-1 (not at the tokens)?")
+    failure_message="The positions do not change your logits as they should: the word at position i gets row i of self.position added to its vector (i = 0, 1, ..., L-1, the same for every sentence of the batch), so that the same word guesses differently at different positions. Are the position vectors added to the word vectors, and looked up at the positions 0..L-1 (not at the tokens)?")
 def test_positions(WithPosition):
     import torch
     from course.handles import close, student
     WithPosition = student(WithPosition)
+
+    def does_work(net, V, L):
+        """The logits change with the tokens and with each table of the page, and only with them."""
+        shapes = net.params(values=False)
+        for name in ('embed.weight', 'position.weight', 'out.weight'):
+            assert name in shapes, f'no {name}'
+        values = {name: torch.randn(t.shape) for name, t in shapes.items()}
+        net.set_params(values)
+        x = torch.randint(0, V, (2, L))
+        base = net(x)
+        assert type(base) is torch.Tensor and base.dim() >= 1, 'no logits'
+
+        def same(logits):
+            assert type(logits) is torch.Tensor and logits.shape == base.shape, 'no logits'
+            return torch.allclose(logits, base, atol=0.0001)
+        assert same(net(x)), 'the logits change from call to call'
+        other = x.clone()
+        other[:, 0] = (x[:, 0] + 1) % V
+        assert not same(net(other)), 'the logits do not depend on the tokens'
+        for name in ('embed.weight', 'position.weight', 'out.weight'):
+            net.set_params({name: torch.randn(shapes[name].shape)})
+            assert not same(net(x)), f'the logits do not depend on {name}'
+            net.set_params({name: values[name]})
     torch.manual_seed(3)
     for V, M, batch, L in [(14, 64, 4, 4), (9, 20, 3, 13), (11, 9, 2, 8), (7, 10, 3, 1), (30, 7, 2, 6)]:
         net = WithPosition(V, 32, M)
@@ -93,6 +140,7 @@ def test_positions(WithPosition):
         table = shapes.get('position.weight')
         if table is not None and table.dim() == 2:
             L = max(1, min(L, table.shape[0]))
+        does_work(net, V, max(1, min(5, L)))
         values = {name: torch.randn(t.shape) for name, t in shapes.items()}
         net.set_params(values)
         x = torch.randint(0, V, (batch, L))
@@ -105,15 +153,39 @@ def test_positions(WithPosition):
         assert close(with_positions - without, added.expand(batch, L, V), atol=0.0001), 'the positions add the wrong amount'
 
 @test_case(points=1, hidden=True, 
-    failure_message="Your positions are not made on the device of x. When x lives on a GPU your network would crash. Make them with torch.arange(x.shape[-1], device=x.device).")
+    failure_message="Your positions are not made on the device of x: when x lives on a GPU your network would crash. Make them with torch.arange(x.shape[-1], device=x.device). (This check is for a WithPosition that works on the CPU: logits that depend on the tokens and on each of self.embed, self.position and self.out.)")
 def test_device(WithPosition):
     import torch
     from course.handles import student, watching
     WithPosition = student(WithPosition)
+
+    def does_work(net, V, L):
+        """The logits change with the tokens and with each table of the page, and only with them."""
+        shapes = net.params(values=False)
+        for name in ('embed.weight', 'position.weight', 'out.weight'):
+            assert name in shapes, f'no {name}'
+        values = {name: torch.randn(t.shape) for name, t in shapes.items()}
+        net.set_params(values)
+        x = torch.randint(0, V, (2, L))
+        base = net(x)
+        assert type(base) is torch.Tensor and base.dim() >= 1, 'no logits'
+
+        def same(logits):
+            assert type(logits) is torch.Tensor and logits.shape == base.shape, 'no logits'
+            return torch.allclose(logits, base, atol=0.0001)
+        assert same(net(x)), 'the logits change from call to call'
+        other = x.clone()
+        other[:, 0] = (x[:, 0] + 1) % V
+        assert not same(net(other)), 'the logits do not depend on the tokens'
+        for name in ('embed.weight', 'position.weight', 'out.weight'):
+            net.set_params({name: torch.randn(shapes[name].shape)})
+            assert not same(net(x)), f'the logits do not depend on {name}'
+            net.set_params({name: values[name]})
     torch.manual_seed(5)
-    net = WithPosition(14, 32, 12)
+    net = WithPosition(10, 32, 12)
     table = net.params(values=False).get('position.weight')
     L = max(1, min(5, table.shape[0])) if table is not None and table.dim() == 2 else 5
+    does_work(net, 10, L)
     net.to('meta')
     x = torch.zeros(3, L, dtype=torch.long, device='meta')
     with watching() as seen:

@@ -19,11 +19,29 @@ def test_one_sentence(Attention):
     assert close(weights.sum(dim=-1), torch.ones(5)), 'the rows of the weights do not add up to one'
 
 @test_case(points=1, hidden=True, 
-    failure_message="For random sizes, every row of your weights should be a probability distribution (no negative entries, adding up to one). Is the softmax over the last index (j)?")
+    failure_message="For random sizes, every row of your weights should be a probability distribution (no negative entries, adding up to one), made from the queries and the keys. Is the softmax over the last index (j)? Do your weights change with q and k, and your output with v?")
 def test_rows_are_probabilities(Attention):
     import torch
     from course.handles import student, close
     Attention = student(Attention)
+
+    def does_work(Attention):
+        """Weights from the queries and the keys, an output from the values: each changes with them."""
+        torch.manual_seed(11)
+        q, k, v = torch.randn(3, 6, 4)
+        answers = [Attention(q, k, v), Attention(q, k, v), Attention(q + torch.randn(6, 4), k, v), Attention(q, k + torch.randn(6, 4), v), Attention(q, k, v + torch.randn(6, 4))]
+        for answer in answers:
+            assert type(answer) in (tuple, list) and len(answer) == 2, 'Attention does not return (out, weights)'
+            assert all((type(t) is torch.Tensor for t in answer)), 'Attention does not return two tensors'
+        (out, weights), (out2, weights2), (_, new_q), (_, new_k), (new_v, _) = answers
+
+        def same(a, b):
+            return a.shape == b.shape and torch.allclose(a, b, atol=0.0001)
+        assert same(out2, out) and same(weights2, weights), 'Attention gives different answers for the same q, k, v'
+        assert not same(new_q, weights), 'the weights do not change when the queries change'
+        assert not same(new_k, weights), 'the weights do not change when the keys change'
+        assert not same(new_v, out), 'the output does not change when the values change'
+    does_work(Attention)
     torch.manual_seed(1)
     for L, d, dv in [(7, 3, 5), (2, 16, 4), (11, 6, 6)]:
         q, k = 2 * torch.randn(2, L, d)
@@ -52,11 +70,29 @@ def test_values_one_sentence(Attention):
         assert close(out, F.scaled_dot_product_attention(q, k, v)), 'differs from pytorch'
 
 @test_case(points=1, hidden=True, 
-    failure_message="Your Attention does not work on a batch. For q, k, v of shape (batch, L, d) it should return out (batch, L, d) and weights (batch, L, L), each sentence exactly as if it came alone. Use -2 and -1 for the indices (k.transpose(-2, -1), softmax over dim=-1), not .T or 0 and 1.")
+    failure_message="Your Attention does not work on a batch. For q, k, v of shape (batch, L, d) it should return out (batch, L, d) and weights (batch, L, L), each sentence exactly as if it came alone. Use -2 and -1 for the indices (k.transpose(-2, -1), softmax over dim=-1), not .T or 0 and 1. (This check is for an Attention whose weights change with q and k, and whose output changes with v.)")
 def test_batched(Attention):
     import torch
     from course.handles import student, close
     Attention = student(Attention)
+
+    def does_work(Attention):
+        """Weights from the queries and the keys, an output from the values: each changes with them."""
+        torch.manual_seed(11)
+        q, k, v = torch.randn(3, 6, 4)
+        answers = [Attention(q, k, v), Attention(q, k, v), Attention(q + torch.randn(6, 4), k, v), Attention(q, k + torch.randn(6, 4), v), Attention(q, k, v + torch.randn(6, 4))]
+        for answer in answers:
+            assert type(answer) in (tuple, list) and len(answer) == 2, 'Attention does not return (out, weights)'
+            assert all((type(t) is torch.Tensor for t in answer)), 'Attention does not return two tensors'
+        (out, weights), (out2, weights2), (_, new_q), (_, new_k), (new_v, _) = answers
+
+        def same(a, b):
+            return a.shape == b.shape and torch.allclose(a, b, atol=0.0001)
+        assert same(out2, out) and same(weights2, weights), 'Attention gives different answers for the same q, k, v'
+        assert not same(new_q, weights), 'the weights do not change when the queries change'
+        assert not same(new_k, weights), 'the weights do not change when the keys change'
+        assert not same(new_v, out), 'the output does not change when the values change'
+    does_work(Attention)
     torch.manual_seed(3)
     for shape, dv in [((4, 5, 8), 8), ((3, 7, 4), 6), ((2, 3, 6, 5), 5)]:
         q, k = torch.randn(2, *shape)
@@ -71,17 +107,36 @@ def test_batched(Attention):
             assert close(weights[index], one_weights, atol=1e-05), 'weights in the batch differ from the sentence alone'
 
 @test_case(points=1, hidden=True, 
-    failure_message="Gradients do not flow through your Attention as they should. Don't detach anything (and don't use torch.no_grad or .item()) inside Attention, or Q, K and V can never be trained; and the weights must come from the queries and keys.")
+    failure_message="Gradients do not flow through your Attention as they should. Don't detach anything (and don't use torch.no_grad or .item()) inside Attention, or Q, K and V can never be trained; and the weights must come from the queries and keys, the output from the values.")
 def test_gradients(Attention):
     import torch
     from course.handles import student
     Attention = student(Attention)
+
+    def does_work(Attention):
+        """Weights from the queries and the keys, an output from the values: each changes with them."""
+        torch.manual_seed(11)
+        q, k, v = torch.randn(3, 6, 4)
+        answers = [Attention(q, k, v), Attention(q, k, v), Attention(q + torch.randn(6, 4), k, v), Attention(q, k + torch.randn(6, 4), v), Attention(q, k, v + torch.randn(6, 4))]
+        for answer in answers:
+            assert type(answer) in (tuple, list) and len(answer) == 2, 'Attention does not return (out, weights)'
+            assert all((type(t) is torch.Tensor for t in answer)), 'Attention does not return two tensors'
+        (out, weights), (out2, weights2), (_, new_q), (_, new_k), (new_v, _) = answers
+
+        def same(a, b):
+            return a.shape == b.shape and torch.allclose(a, b, atol=0.0001)
+        assert same(out2, out) and same(weights2, weights), 'Attention gives different answers for the same q, k, v'
+        assert not same(new_q, weights), 'the weights do not change when the queries change'
+        assert not same(new_k, weights), 'the weights do not change when the keys change'
+        assert not same(new_v, out), 'the output does not change when the values change'
+    does_work(Attention)
     torch.manual_seed(4)
     q, k, v = torch.randn(3, 6, 5, dtype=torch.float64)
     r = torch.randn(6, 5, dtype=torch.float64)
     _, grads, _ = Attention.vjp(q, k, v, cotangent=(r, None))
-    assert all((g is not None for g in grads)), 'no gradient reached q, k or v'
-    assert grads[0].abs().max() > 1e-06 and grads[1].abs().max() > 1e-06, 'q and k get no gradient: do your weights depend on the queries and keys?'
+    assert type(grads) in (list, tuple) and len(grads) == 3, 'no gradients'
+    assert all((type(g) is torch.Tensor and g.shape == (6, 5) for g in grads)), 'no gradient reached q, k or v'
+    assert grads[0].abs().max() > 1e-06 and grads[1].abs().max() > 1e-06 and (grads[2].abs().max() > 1e-06), 'q, k or v gets no gradient: do your weights depend on the queries and keys, your output on the values?'
     eps = 0.0001
     for i in range(3):
         for _ in range(2):
@@ -95,11 +150,29 @@ def test_gradients(Attention):
             assert abs(float((grads[i] * u).sum()) - float(slope)) < 1e-05 * (1 + abs(float(slope))), 'the gradient does not match how the output changes'
 
 @test_case(points=1, hidden=True, 
-    failure_message="Your Attention either does not run on one sentence yet, or uses one of the pieces the rules forbid (F.scaled_dot_product_attention, nn.MultiheadAttention or nn.Transformer...). Build it from @, transpose and softmax.")
+    failure_message="Your Attention either does not work yet (its weights must change with q and k, its output with v), or uses one of the pieces the rules forbid (F.scaled_dot_product_attention, nn.MultiheadAttention or nn.Transformer...). Build it from @, transpose and softmax.")
 def test_rules(Attention):
     import torch
     from course.handles import student, broken_rules
     Attention = student(Attention)
+
+    def does_work(Attention):
+        """Weights from the queries and the keys, an output from the values: each changes with them."""
+        torch.manual_seed(11)
+        q, k, v = torch.randn(3, 6, 4)
+        answers = [Attention(q, k, v), Attention(q, k, v), Attention(q + torch.randn(6, 4), k, v), Attention(q, k + torch.randn(6, 4), v), Attention(q, k, v + torch.randn(6, 4))]
+        for answer in answers:
+            assert type(answer) in (tuple, list) and len(answer) == 2, 'Attention does not return (out, weights)'
+            assert all((type(t) is torch.Tensor for t in answer)), 'Attention does not return two tensors'
+        (out, weights), (out2, weights2), (_, new_q), (_, new_k), (new_v, _) = answers
+
+        def same(a, b):
+            return a.shape == b.shape and torch.allclose(a, b, atol=0.0001)
+        assert same(out2, out) and same(weights2, weights), 'Attention gives different answers for the same q, k, v'
+        assert not same(new_q, weights), 'the weights do not change when the queries change'
+        assert not same(new_k, weights), 'the weights do not change when the keys change'
+        assert not same(new_v, out), 'the output does not change when the values change'
+    does_work(Attention)
     torch.manual_seed(5)
     q, k, v = torch.randn(3, 5, 8)
     out, weights = Attention(q, k, v)

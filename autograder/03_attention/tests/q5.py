@@ -23,13 +23,31 @@ def test_shuffle_agrees(Attention, q, k, v, perm, shuffle_agrees):
     assert answer == bool(truth), f'shuffle_agrees is {answer}, but for your Attention it is {bool(truth)}'
 
 @test_case(points=1, hidden=True, 
-    failure_message="Shuffling the sites should shuffle both the output rows and the weights, for any sizes. Site perm[i] is now site i, for the queries (the rows of the weights) and for the keys (their columns). Which of the four expressions moves both?")
+    failure_message="Shuffling the sites should shuffle both the output rows and the weights, for any sizes. Site perm[i] is now site i, for the queries (the rows of the weights) and for the keys (their columns). Which of the four expressions moves both? (This check is for an Attention whose weights change with q and k, and whose output changes with v.)")
 def test_permutation(Attention, shuffled_weights_are):
     import torch
     from course.handles import student, close
     Attention = student(Attention)
     answer = student(shuffled_weights_are)
     assert type(answer) is str and answer.replace(' ', '') == 'weights[perm][:,perm]', 'wrong expression'
+
+    def does_work(Attention):
+        """Weights from the queries and the keys, an output from the values: each changes with them."""
+        torch.manual_seed(11)
+        q, k, v = torch.randn(3, 6, 4)
+        answers = [Attention(q, k, v), Attention(q, k, v), Attention(q + torch.randn(6, 4), k, v), Attention(q, k + torch.randn(6, 4), v), Attention(q, k, v + torch.randn(6, 4))]
+        for answer in answers:
+            assert type(answer) in (tuple, list) and len(answer) == 2, 'Attention does not return (out, weights)'
+            assert all((type(t) is torch.Tensor for t in answer)), 'Attention does not return two tensors'
+        (out, weights), (out2, weights2), (_, new_q), (_, new_k), (new_v, _) = answers
+
+        def same(a, b):
+            return a.shape == b.shape and torch.allclose(a, b, atol=0.0001)
+        assert same(out2, out) and same(weights2, weights), 'Attention gives different answers for the same q, k, v'
+        assert not same(new_q, weights), 'the weights do not change when the queries change'
+        assert not same(new_k, weights), 'the weights do not change when the keys change'
+        assert not same(new_v, out), 'the output does not change when the values change'
+    does_work(Attention)
     torch.manual_seed(6)
     for L, d in [(7, 4), (4, 9)]:
         q, k, v = torch.randn(3, L, d)

@@ -15,8 +15,8 @@ def test_page_shapes(Head):
 
     def reference_attention(q, k, v):
         weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
-        out = weights @ v
-        return (out, weights)
+        return (weights @ v, weights)
+    reference_attention.__qualname__ = 'reference_attention'
     torch.manual_seed(0)
     head = Head(32, 8)
     with head.swapped(Attention=reference_attention):
@@ -43,7 +43,7 @@ def test_parameter_count(Head):
             assert f'{name}.bias' not in shapes, f'self.{name} has a bias'
 
 @test_case(points=2, hidden=True, 
-    failure_message="For one sentence, your Head's output or head.weights differ from what its own Q, K and V give: queries from self.Q(x), keys from self.K(x), values from self.V(x), passed to Attention in that order; head.weights should be the weights Attention returned and the output what it returned for them.")
+    failure_message="For one sentence, your Head's output or head.weights are not what the page asks for: queries self.Q(x), keys self.K(x), values self.V(x) (no biases), passed to Attention in that order; head.weights should be the weights Attention returned and the output what it returned for them.")
 def test_values(Head):
     import math
     import torch
@@ -53,18 +53,20 @@ def test_values(Head):
     def reference_attention(q, k, v):
         weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
         return (weights @ v, weights)
+    reference_attention.__qualname__ = 'reference_attention'
     torch.manual_seed(2)
     for dim, head_dim, L in [(12, 4, 6), (8, 16, 5), (24, 6, 9), (5, 3, 1)]:
         head = Head(dim, head_dim)
-        head.set_params({n: 1.5 * torch.randn(t.shape) / math.sqrt(dim) for n, t in head.params(values=False).items()})
+        Wq, Wk, Wv = (1.5 * torch.randn(head_dim, dim) / math.sqrt(dim) for _ in range(3))
+        head.set_params({'Q.weight': Wq, 'K.weight': Wk, 'V.weight': Wv})
         x = torch.randn(L, dim)
         with head.swapped(Attention=reference_attention):
             out = head(x)
             weights = head.weights.get()
-        q, k, v = (head.Q(x), head.K(x), head.V(x))
+        q, k, v = (x @ Wq.T, x @ Wk.T, x @ Wv.T)
         w = torch.softmax(q @ k.T / math.sqrt(head_dim), dim=-1)
-        assert close(weights, w, atol=1e-05, rtol=0.0001), f'Head({dim}, {head_dim}): head.weights is not softmax(q k^T / sqrt(head_dim)) of your own queries and keys'
-        assert close(out, w @ v, atol=1e-05, rtol=0.0001), f'Head({dim}, {head_dim}): the output is not weights @ v of your own values'
+        assert close(weights, w, atol=1e-05, rtol=0.0001), f'Head({dim}, {head_dim}): head.weights is not softmax(q k^T / sqrt(head_dim)) for q = self.Q(x), k = self.K(x)'
+        assert close(out, w @ v, atol=1e-05, rtol=0.0001), f'Head({dim}, {head_dim}): the output is not weights @ v for v = self.V(x)'
 
 @test_case(points=1, hidden=True, 
     failure_message="Your Head does not work on a batch. For x of shape (batch, L, dim) it should return (batch, L, head_dim) and keep head.weights of shape (batch, L, L), each sentence exactly as if it came alone.")
@@ -77,7 +79,30 @@ def test_batched(Head):
     def reference_attention(q, k, v):
         weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
         return (weights @ v, weights)
+    reference_attention.__qualname__ = 'reference_attention'
+
+    def does_work(dim, head_dim, L):
+        """Your Head computes from x: its weights from Q and K, its output from V (a constant, an
+        echo of x, uniform weights or fresh random numbers do not)."""
+        head = Head(dim, head_dim)
+        new = lambda: 1.5 * torch.randn(head_dim, dim) / math.sqrt(dim)
+        head.set_params({'Q.weight': new(), 'K.weight': new(), 'V.weight': new()})
+        x, y = (torch.randn(L, dim), torch.randn(L, dim))
+        with head.swapped(Attention=reference_attention):
+            out, weights = (head(x), head.weights.get())
+            again, again_weights = (head(x), head.weights.get())
+            other, other_weights = (head(y), head.weights.get())
+            head.set_params({'Q.weight': new(), 'K.weight': new()})
+            qk, qk_weights = (head(x), head.weights.get())
+            head.set_params({'V.weight': new()})
+            v = head(x)
+        assert close(again, out, atol=1e-06, rtol=1e-05) and close(again_weights, weights, atol=1e-06, rtol=1e-05), 'your Head gives another output or other weights each time it is called on the same x'
+        assert not close(other, out, atol=0.001, rtol=0.001), "your Head's output does not change when x changes"
+        assert not close(other_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when x changes'
+        assert not close(qk_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when Q and K change'
+        assert not close(v, qk, atol=0.001, rtol=0.001), "your Head's output does not change when V changes"
     torch.manual_seed(3)
+    does_work(12, 3, 7)
     for dim, head_dim, batch, L in [(12, 3, 4, 7), (6, 10, 2, 4), (20, 5, 3, 1)]:
         head = Head(dim, head_dim)
         head.set_params({n: 1.5 * torch.randn(t.shape) / math.sqrt(dim) for n, t in head.params(values=False).items()})
@@ -96,10 +121,38 @@ def test_batched(Head):
 @test_case(points=1, hidden=True, 
     failure_message="After a call, head.weights should be a detached copy of the weights (weights.detach()): a tensor that does not require gradients.")
 def test_weights_detached(Head):
+    import math
     import torch
-    from course.handles import student
+    from course.handles import student, close
     Head = student(Head)
+
+    def reference_attention(q, k, v):
+        weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+        return (weights @ v, weights)
+    reference_attention.__qualname__ = 'reference_attention'
+
+    def does_work(dim, head_dim, L):
+        """Your Head computes from x: its weights from Q and K, its output from V (a constant, an
+        echo of x, uniform weights or fresh random numbers do not)."""
+        head = Head(dim, head_dim)
+        new = lambda: 1.5 * torch.randn(head_dim, dim) / math.sqrt(dim)
+        head.set_params({'Q.weight': new(), 'K.weight': new(), 'V.weight': new()})
+        x, y = (torch.randn(L, dim), torch.randn(L, dim))
+        with head.swapped(Attention=reference_attention):
+            out, weights = (head(x), head.weights.get())
+            again, again_weights = (head(x), head.weights.get())
+            other, other_weights = (head(y), head.weights.get())
+            head.set_params({'Q.weight': new(), 'K.weight': new()})
+            qk, qk_weights = (head(x), head.weights.get())
+            head.set_params({'V.weight': new()})
+            v = head(x)
+        assert close(again, out, atol=1e-06, rtol=1e-05) and close(again_weights, weights, atol=1e-06, rtol=1e-05), 'your Head gives another output or other weights each time it is called on the same x'
+        assert not close(other, out, atol=0.001, rtol=0.001), "your Head's output does not change when x changes"
+        assert not close(other_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when x changes'
+        assert not close(qk_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when Q and K change'
+        assert not close(v, qk, atol=0.001, rtol=0.001), "your Head's output does not change when V changes"
     torch.manual_seed(4)
+    does_work(16, 4, 6)
     head = Head(16, 4)
     head(torch.randn(6, 16))
     info = head.weights.info()
@@ -111,9 +164,36 @@ def test_weights_detached(Head):
 def test_gradients(Head):
     import math
     import torch
-    from course.handles import student
+    from course.handles import student, close
     Head = student(Head)
+
+    def reference_attention(q, k, v):
+        weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+        return (weights @ v, weights)
+    reference_attention.__qualname__ = 'reference_attention'
+
+    def does_work(dim, head_dim, L):
+        """Your Head computes from x: its weights from Q and K, its output from V (a constant, an
+        echo of x, uniform weights or fresh random numbers do not)."""
+        head = Head(dim, head_dim)
+        new = lambda: 1.5 * torch.randn(head_dim, dim) / math.sqrt(dim)
+        head.set_params({'Q.weight': new(), 'K.weight': new(), 'V.weight': new()})
+        x, y = (torch.randn(L, dim), torch.randn(L, dim))
+        with head.swapped(Attention=reference_attention):
+            out, weights = (head(x), head.weights.get())
+            again, again_weights = (head(x), head.weights.get())
+            other, other_weights = (head(y), head.weights.get())
+            head.set_params({'Q.weight': new(), 'K.weight': new()})
+            qk, qk_weights = (head(x), head.weights.get())
+            head.set_params({'V.weight': new()})
+            v = head(x)
+        assert close(again, out, atol=1e-06, rtol=1e-05) and close(again_weights, weights, atol=1e-06, rtol=1e-05), 'your Head gives another output or other weights each time it is called on the same x'
+        assert not close(other, out, atol=0.001, rtol=0.001), "your Head's output does not change when x changes"
+        assert not close(other_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when x changes'
+        assert not close(qk_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when Q and K change'
+        assert not close(v, qk, atol=0.001, rtol=0.001), "your Head's output does not change when V changes"
     torch.manual_seed(5)
+    does_work(10, 6, 5)
     dim, head_dim, L = (10, 6, 5)
     head = Head(dim, head_dim).double()
     start = {n: 1.5 * torch.randn(t.shape, dtype=torch.float64) / math.sqrt(dim) for n, t in head.params(values=False).items()}
@@ -124,6 +204,7 @@ def test_gradients(Head):
     eps = 0.0001
     for name in ('Q.weight', 'K.weight', 'V.weight'):
         grad = param_grads.get(name)
+        assert type(grad) is torch.Tensor, f'no gradient reached {name}'
         for _ in range(2):
             u = torch.randn(start[name].shape, dtype=torch.float64)
             head.set_params({name: start[name] + eps * u})
@@ -132,8 +213,8 @@ def test_gradients(Head):
             minus = head(x)
             head.set_params({name: start[name]})
             slope = float(((plus - minus) * r).sum()) / (2 * eps)
-            got = 0.0 if grad is None else float((grad * u).sum())
-            assert abs(got - slope) < 1e-05 * (1 + abs(slope)), f'the gradient of {name} does not match how the output changes' + (' (none arrived)' if grad is None else '')
+            got = float((grad * u).sum())
+            assert abs(got - slope) < 1e-05 * (1 + abs(slope)), f'the gradient of {name} does not match how the output changes'
 
 @test_case(points=1, hidden=True, 
     failure_message="A head, like Attention, should not care about the order of the sites: shuffling the sites of x should shuffle the rows of the output (and the rows and columns of head.weights) the same way.")
@@ -146,7 +227,30 @@ def test_permutation(Head):
     def reference_attention(q, k, v):
         weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
         return (weights @ v, weights)
+    reference_attention.__qualname__ = 'reference_attention'
+
+    def does_work(dim, head_dim, L):
+        """Your Head computes from x: its weights from Q and K, its output from V (a constant, an
+        echo of x, uniform weights or fresh random numbers do not)."""
+        head = Head(dim, head_dim)
+        new = lambda: 1.5 * torch.randn(head_dim, dim) / math.sqrt(dim)
+        head.set_params({'Q.weight': new(), 'K.weight': new(), 'V.weight': new()})
+        x, y = (torch.randn(L, dim), torch.randn(L, dim))
+        with head.swapped(Attention=reference_attention):
+            out, weights = (head(x), head.weights.get())
+            again, again_weights = (head(x), head.weights.get())
+            other, other_weights = (head(y), head.weights.get())
+            head.set_params({'Q.weight': new(), 'K.weight': new()})
+            qk, qk_weights = (head(x), head.weights.get())
+            head.set_params({'V.weight': new()})
+            v = head(x)
+        assert close(again, out, atol=1e-06, rtol=1e-05) and close(again_weights, weights, atol=1e-06, rtol=1e-05), 'your Head gives another output or other weights each time it is called on the same x'
+        assert not close(other, out, atol=0.001, rtol=0.001), "your Head's output does not change when x changes"
+        assert not close(other_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when x changes'
+        assert not close(qk_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when Q and K change'
+        assert not close(v, qk, atol=0.001, rtol=0.001), "your Head's output does not change when V changes"
     torch.manual_seed(6)
+    does_work(12, 4, 7)
     for dim, head_dim, L in [(12, 4, 7), (9, 5, 4)]:
         head = Head(dim, head_dim)
         x = torch.randn(L, dim)
@@ -160,12 +264,40 @@ def test_permutation(Head):
         assert close(w2, w[perm][:, perm], atol=1e-05, rtol=0.0001), 'the shuffled weights are not the weights shuffled'
 
 @test_case(points=1, hidden=True, 
-    failure_message="Either your Head does not run yet, or it uses one of the pieces the rules forbid (nn.MultiheadAttention, nn.Transformer... or F.scaled_dot_product_attention). Build it from nn.Linear and your Attention.")
+    failure_message="Either your Head does not compute its output from x with Q, K, V and Attention yet, or it uses one of the pieces the rules forbid (nn.MultiheadAttention, nn.Transformer... or F.scaled_dot_product_attention). Build it from nn.Linear and your Attention.")
 def test_rules(Head):
+    import math
     import torch
-    from course.handles import student, broken_rules
+    from course.handles import student, broken_rules, close
     Head = student(Head)
+
+    def reference_attention(q, k, v):
+        weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+        return (weights @ v, weights)
+    reference_attention.__qualname__ = 'reference_attention'
+
+    def does_work(dim, head_dim, L):
+        """Your Head computes from x: its weights from Q and K, its output from V (a constant, an
+        echo of x, uniform weights or fresh random numbers do not)."""
+        head = Head(dim, head_dim)
+        new = lambda: 1.5 * torch.randn(head_dim, dim) / math.sqrt(dim)
+        head.set_params({'Q.weight': new(), 'K.weight': new(), 'V.weight': new()})
+        x, y = (torch.randn(L, dim), torch.randn(L, dim))
+        with head.swapped(Attention=reference_attention):
+            out, weights = (head(x), head.weights.get())
+            again, again_weights = (head(x), head.weights.get())
+            other, other_weights = (head(y), head.weights.get())
+            head.set_params({'Q.weight': new(), 'K.weight': new()})
+            qk, qk_weights = (head(x), head.weights.get())
+            head.set_params({'V.weight': new()})
+            v = head(x)
+        assert close(again, out, atol=1e-06, rtol=1e-05) and close(again_weights, weights, atol=1e-06, rtol=1e-05), 'your Head gives another output or other weights each time it is called on the same x'
+        assert not close(other, out, atol=0.001, rtol=0.001), "your Head's output does not change when x changes"
+        assert not close(other_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when x changes'
+        assert not close(qk_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when Q and K change'
+        assert not close(v, qk, atol=0.001, rtol=0.001), "your Head's output does not change when V changes"
     torch.manual_seed(7)
+    does_work(16, 8, 5)
     head = Head(16, 8)
     out = head(torch.randn(5, 16))
     assert tuple(out.shape) == (5, 8), 'Head does not run on one sentence yet'

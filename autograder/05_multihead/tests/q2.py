@@ -15,8 +15,8 @@ def test_multihead_shape(MultiHead):
 
     def reference_attention(q, k, v):
         weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
-        out = weights @ v
-        return (out, weights)
+        return (weights @ v, weights)
+    reference_attention.__qualname__ = 'reference_attention'
     torch.manual_seed(0)
     multi = MultiHead(32, 4)
     with multi.swapped(Attention=reference_attention):
@@ -34,6 +34,7 @@ def test_multihead_shapes_random(MultiHead):
     def reference_attention(q, k, v):
         weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
         return (weights @ v, weights)
+    reference_attention.__qualname__ = 'reference_attention'
     torch.manual_seed(1)
     for dim, heads, batch, L in [(12, 3, 2, 7), (8, 1, 3, 4), (20, 5, 1, 9), (6, 2, 5, 1)]:
         multi = MultiHead(dim, heads)
@@ -81,28 +82,50 @@ def test_multihead_separate_registered_heads(MultiHead):
                 assert f'heads.{i}.{name}' in found, f'PyTorch does not find heads[{i}].{name} among the parameters of MultiHead({dim}, {heads})'
 
 @test_case(points=2, hidden=True, 
-    failure_message="Your MultiHead does not compute self.mix(torch.cat([head(x) for head in self.heads], dim=-1)) (compared with your own heads called one by one): check that every head gets the same x, that the outputs are glued along the last index in order, that mix is applied, and that after a call each head's .weights holds its weights for that input.")
+    failure_message="Your MultiHead does not compute self.mix(torch.cat([head(x) for head in self.heads], dim=-1)): check that every head gets the same x, that the outputs are glued along the last index in order, that mix is applied, and that after a call each head's .weights holds its weights for that input.")
 def test_multihead_values(MultiHead):
     import math
     import torch
     from course.handles import student, close
     MultiHead = student(MultiHead)
+
+    def reference_attention(q, k, v):
+        weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+        return (weights @ v, weights)
+    reference_attention.__qualname__ = 'reference_attention'
+
+    def put_random(net):
+        values = {n: 1.5 * torch.randn(t.shape) / math.sqrt(t.shape[-1]) if t.dim() > 1 else torch.randn(t.shape) for n, t in net.params(values=False).items()}
+        net.set_params(values)
+        return values
+
+    def linear(values, prefix, z):
+        assert prefix + 'weight' in values, f"{prefix or 'mix.'}weight is missing"
+        assert values[prefix + 'weight'].shape[-1] == z.shape[-1], f"{prefix or 'mix.'}weight does not take vectors of length {z.shape[-1]}"
+        return z @ values[prefix + 'weight'].T + values.get(prefix + 'bias', 0)
     torch.manual_seed(2)
     for dim, heads, batch, L in [(12, 3, 2, 6), (16, 4, 3, 5), (10, 2, 1, 7), (8, 1, 2, 4)]:
         multi = MultiHead(dim, heads)
-        multi.set_params({n: 1.5 * torch.randn(t.shape) / math.sqrt(t.shape[-1]) if t.dim() > 1 else torch.randn(t.shape) for n, t in multi.params(values=False).items()})
+        assert len(multi.heads) == heads, f'MultiHead({dim}, {heads}) has {len(multi.heads)} heads'
+        held, order = ({}, [])
+        for i in range(heads):
+            head = multi.heads[i]
+            order.append(head.identity())
+            held[order[-1]] = put_random(head)
+        mix = put_random(multi.mix)
         x = torch.randn(batch, L, dim)
-        got = multi(x)
-        saved = [h.weights.get() for h in multi.heads]
-        outs, alone = ([], [])
-        for h in multi.heads:
-            outs.append(h(x))
-            alone.append(h.weights.get())
-        mix = multi.mix.params()
-        want = torch.cat(outs, dim=-1) @ mix['weight'].T + mix.get('bias', torch.zeros(()))
+        with multi.swapped(Attention=reference_attention):
+            got = multi(x)
+            saved = [multi.heads[i].weights.get() for i in range(heads)]
+        outs, weights = ([], [])
+        for i in range(heads):
+            out, w = reference_attention(*(linear(held[order[i]], f'{m}.', x) for m in 'QKV'))
+            outs.append(out)
+            weights.append(w)
+        want = linear(mix, '', torch.cat(outs, dim=-1))
         assert close(got, want, atol=0.0001, rtol=0.0001), f"MultiHead({dim}, {heads}) does not give its heads' outputs glued side by side (in order, along the last index), then mixed by self.mix"
-        for i, (w, w_alone) in enumerate(zip(saved, alone)):
-            assert close(w, w_alone, atol=1e-05, rtol=0.0001), f"after a call of MultiHead({dim}, {heads}), heads[{i}].weights does not hold that head's weights for this input"
+        for i, (w, w_want) in enumerate(zip(saved, weights)):
+            assert close(w, w_want, atol=1e-05, rtol=0.0001), f"after a call of MultiHead({dim}, {heads}), heads[{i}].weights does not hold that head's weights for this input"
 
 @test_case(points=1, hidden=True, 
     failure_message="Shuffling the sites of the input should only shuffle the output of MultiHead in the same way (like Attention).")
@@ -115,7 +138,27 @@ def test_multihead_permutation(MultiHead):
     def reference_attention(q, k, v):
         weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
         return (weights @ v, weights)
+    reference_attention.__qualname__ = 'reference_attention'
+
+    def does_work(dim, heads, L):
+        """Your MultiHead computes from x with its heads (a constant, an echo of x, mix(x) alone,
+        heads that ignore their Q, K, V or fresh random numbers do not)."""
+        multi = MultiHead(dim, heads)
+
+        def randomize(net):
+            net.set_params({n: 1.5 * torch.randn(t.shape) / math.sqrt(t.shape[-1]) if t.dim() > 1 else 0.5 * torch.randn(t.shape) for n, t in net.params(values=False).items()})
+        randomize(multi)
+        x, y = (torch.randn(2, L, dim), torch.randn(2, L, dim))
+        with multi.swapped(Attention=reference_attention):
+            out, again, other = (multi(x), multi(x), multi(y))
+            for head in multi.heads:
+                randomize(head)
+            changed = multi(x)
+        assert close(again, out, atol=1e-06, rtol=1e-05), 'your MultiHead gives another output each time it is called on the same x'
+        assert not close(other, out, atol=0.001, rtol=0.001), "your MultiHead's output does not change when x changes"
+        assert not close(changed, out, atol=0.001, rtol=0.001), "your MultiHead's output does not change when the Q, K and V of its heads change"
     torch.manual_seed(3)
+    does_work(12, 3, 6)
     for dim, heads, L in [(12, 3, 6), (10, 5, 4)]:
         multi = MultiHead(dim, heads)
         x = torch.randn(2, L, dim)
@@ -126,12 +169,37 @@ def test_multihead_permutation(MultiHead):
         assert close(shuffled, out[:, perm], atol=1e-05, rtol=0.0001), 'reordering the sites should just reorder the output of MultiHead'
 
 @test_case(points=1, hidden=True, 
-    failure_message="Your MultiHead does not run yet, or breaks the rules: build MultiHead from your own heads; nn.MultiheadAttention, nn.Transformer... and F.scaled_dot_product_attention are not allowed.")
+    failure_message="Your MultiHead does not compute its output from x with its heads and mix yet, or breaks the rules: build MultiHead from your own heads; nn.MultiheadAttention, nn.Transformer... and F.scaled_dot_product_attention are not allowed.")
 def test_multihead_rules(MultiHead):
+    import math
     import torch
-    from course.handles import student, broken_rules
+    from course.handles import student, broken_rules, close
     MultiHead = student(MultiHead)
+
+    def reference_attention(q, k, v):
+        weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+        return (weights @ v, weights)
+    reference_attention.__qualname__ = 'reference_attention'
+
+    def does_work(dim, heads, L):
+        """Your MultiHead computes from x with its heads (a constant, an echo of x, mix(x) alone,
+        heads that ignore their Q, K, V or fresh random numbers do not)."""
+        multi = MultiHead(dim, heads)
+
+        def randomize(net):
+            net.set_params({n: 1.5 * torch.randn(t.shape) / math.sqrt(t.shape[-1]) if t.dim() > 1 else 0.5 * torch.randn(t.shape) for n, t in net.params(values=False).items()})
+        randomize(multi)
+        x, y = (torch.randn(2, L, dim), torch.randn(2, L, dim))
+        with multi.swapped(Attention=reference_attention):
+            out, again, other = (multi(x), multi(x), multi(y))
+            for head in multi.heads:
+                randomize(head)
+            changed = multi(x)
+        assert close(again, out, atol=1e-06, rtol=1e-05), 'your MultiHead gives another output each time it is called on the same x'
+        assert not close(other, out, atol=0.001, rtol=0.001), "your MultiHead's output does not change when x changes"
+        assert not close(changed, out, atol=0.001, rtol=0.001), "your MultiHead's output does not change when the Q, K and V of its heads change"
     torch.manual_seed(4)
+    does_work(12, 3, 5)
     multi = MultiHead(12, 3)
     out = multi(torch.randn(2, 5, 12))
     assert tuple(out.shape) == (2, 5, 12), 'your MultiHead does not run yet, so the rules cannot be checked'

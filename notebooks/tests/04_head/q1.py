@@ -15,8 +15,8 @@ def test_page_shapes(Head):
 
     def reference_attention(q, k, v):
         weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
-        out = weights @ v
-        return (out, weights)
+        return (weights @ v, weights)
+    reference_attention.__qualname__ = 'reference_attention'
     torch.manual_seed(0)
     head = Head(32, 8)
     with head.swapped(Attention=reference_attention):

@@ -15,8 +15,8 @@ def test_multihead_shape(MultiHead):
 
     def reference_attention(q, k, v):
         weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
-        out = weights @ v
-        return (out, weights)
+        return (weights @ v, weights)
+    reference_attention.__qualname__ = 'reference_attention'
     torch.manual_seed(0)
     multi = MultiHead(32, 4)
     with multi.swapped(Attention=reference_attention):

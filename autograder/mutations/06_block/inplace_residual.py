@@ -1,0 +1,16 @@
+# question: q2
+# expect: fail
+# replaces: Block
+# why: writes the residuals in place (x += ...): the output is right, but the caller's tensor is changed and training raises in backward
+class Block(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(dim)
+        self.attention = MultiHead(dim, heads)
+        self.norm2 = nn.LayerNorm(dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+
+    def forward(self, x):
+        x += self.attention(self.norm1(x))
+        x += self.mlp(self.norm2(x))
+        return x
