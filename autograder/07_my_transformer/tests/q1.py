@@ -270,8 +270,8 @@ def test_mytransformer_device(MyTransformer):
     assert does_work(lambda: MyTransformer(9, dim=8, heads=2, layers=2), 9), 'your MyTransformer does not compute its logits from the tokens with its own pieces yet (self.embed, ..., self.out), so its device cannot be checked'
     net = MyTransformer(9, dim=8, heads=2, layers=2)
     net.to('meta')
-    for block in net.blocks:
-        block.to('meta')
+    for piece in net.blocks:
+        piece.to('meta')
     x = torch.zeros(2, 5, dtype=torch.long, device='meta')
     with watching() as seen:
         out = net.describe(x)
