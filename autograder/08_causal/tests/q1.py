@@ -86,8 +86,8 @@ def test_causal_gradient(Attention, Head):
             if causal:
                 L = q.shape[-2]
                 dots = dots.masked_fill(torch.ones(L, L, dtype=torch.bool, device=q.device).triu(1), -math.inf)
-            weights = torch.softmax(dots, dim=-1)
-            return (weights @ v, weights)
+            probs = torch.softmax(dots, dim=-1)
+            return (probs @ v, probs)
         try:
             q, k, v = torch.randn(3, 2, 5, 4)
             w = Attention(q, k, v, causal=True)[1]
@@ -169,8 +169,8 @@ def test_causal_attention_device(Attention, Head):
             if causal:
                 L = q.shape[-2]
                 dots = dots.masked_fill(torch.ones(L, L, dtype=torch.bool, device=q.device).triu(1), -math.inf)
-            weights = torch.softmax(dots, dim=-1)
-            return (weights @ v, weights)
+            probs = torch.softmax(dots, dim=-1)
+            return (probs @ v, probs)
         try:
             q, k, v = torch.randn(3, 2, 5, 4)
             w = Attention(q, k, v, causal=True)[1]
@@ -214,8 +214,8 @@ def test_causal_head(Head):
         if causal:
             L = q.shape[-2]
             dots = dots.masked_fill(torch.ones(L, L, dtype=torch.bool, device=q.device).triu(1), -math.inf)
-        weights = torch.softmax(dots, dim=-1)
-        return (weights @ v, weights)
+        probs = torch.softmax(dots, dim=-1)
+        return (probs @ v, probs)
     torch.manual_seed(2)
     for causal, dim, head_dim, shape in [(True, 12, 4, (2, 6)), (False, 12, 4, (2, 6)), (None, 8, 8, (3, 5)), (True, 10, 5, (7,))]:
         head = Head(dim, head_dim) if causal is None else Head(dim, head_dim, causal=causal)
@@ -251,8 +251,8 @@ def test_causal_multihead(MultiHead, Head):
         if causal:
             L = q.shape[-2]
             dots = dots.masked_fill(torch.ones(L, L, dtype=torch.bool, device=q.device).triu(1), -math.inf)
-        weights = torch.softmax(dots, dim=-1)
-        return (weights @ v, weights)
+        probs = torch.softmax(dots, dim=-1)
+        return (probs @ v, probs)
 
     def perturb(piece):
         new = {}
@@ -403,8 +403,8 @@ def test_causal_block(Block, MultiHead):
         if causal:
             L = q.shape[-2]
             dots = dots.masked_fill(torch.ones(L, L, dtype=torch.bool, device=q.device).triu(1), -math.inf)
-        weights = torch.softmax(dots, dim=-1)
-        return (weights @ v, weights)
+        probs = torch.softmax(dots, dim=-1)
+        return (probs @ v, probs)
 
     def perturb(piece):
         new = {}
@@ -555,8 +555,8 @@ def test_causal_mytransformer(MyTransformer, Block):
         if causal:
             L = q.shape[-2]
             dots = dots.masked_fill(torch.ones(L, L, dtype=torch.bool, device=q.device).triu(1), -math.inf)
-        weights = torch.softmax(dots, dim=-1)
-        return (weights @ v, weights)
+        probs = torch.softmax(dots, dim=-1)
+        return (probs @ v, probs)
 
     def perturb(piece):
         new = {}
@@ -773,8 +773,8 @@ def test_causal_mytransformer_device(MyTransformer, Attention, Head):
         if causal:
             L = q.shape[-2]
             dots = dots.masked_fill(torch.ones(L, L, dtype=torch.bool, device=q.device).triu(1), -math.inf)
-        weights = torch.softmax(dots, dim=-1)
-        return (weights @ v, weights)
+        probs = torch.softmax(dots, dim=-1)
+        return (probs @ v, probs)
 
     def perturb(piece):
         new = {}
@@ -833,8 +833,8 @@ def test_causal_mytransformer_device(MyTransformer, Attention, Head):
             if causal:
                 L = q.shape[-2]
                 dots = dots.masked_fill(torch.ones(L, L, dtype=torch.bool, device=q.device).triu(1), -math.inf)
-            weights = torch.softmax(dots, dim=-1)
-            return (weights @ v, weights)
+            probs = torch.softmax(dots, dim=-1)
+            return (probs @ v, probs)
         try:
             q, k, v = torch.randn(3, 2, 5, 4)
             w = Attention(q, k, v, causal=True)[1]
@@ -906,8 +906,8 @@ def test_causal_rules(Attention, Head, MultiHead, Block, MyTransformer):
             if causal:
                 L = q.shape[-2]
                 dots = dots.masked_fill(torch.ones(L, L, dtype=torch.bool, device=q.device).triu(1), -math.inf)
-            weights = torch.softmax(dots, dim=-1)
-            return (weights @ v, weights)
+            probs = torch.softmax(dots, dim=-1)
+            return (probs @ v, probs)
         try:
             q, k, v = torch.randn(3, 2, 5, 4)
             w = Attention(q, k, v, causal=True)[1]
