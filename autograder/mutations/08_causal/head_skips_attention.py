@@ -1,7 +1,7 @@
 # question: q1
 # expect: fail
 # replaces: Head
-# why: returns what Attention returns, the pair (out, weights), instead of out (and keeps no weights): MultiHead, Block and MyTransformer still keep their points for handing the switch on and doing their own work
+# why: never calls Attention (returns its values, self.V(x), with no talking between sites, and keeps the identity as weights): MultiHead, Block and MyTransformer still keep their points for handing the switch on and doing their own work
 class Head(nn.Module):
     def __init__(self, dim, head_dim, causal=False):
         super().__init__()
@@ -11,4 +11,6 @@ class Head(nn.Module):
         self.causal = causal
 
     def forward(self, x):
-        return Attention(self.Q(x), self.K(x), self.V(x), causal=self.causal)
+        L = x.shape[-2]
+        self.weights = torch.eye(L, device=x.device).expand(*x.shape[:-1], L)
+        return self.V(x)
