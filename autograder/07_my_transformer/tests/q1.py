@@ -66,38 +66,98 @@ def test_mytransformer_values(MyTransformer):
     import torch.nn.functional as F
     from course.handles import student, close
     MyTransformer = student(MyTransformer)
-    torch.manual_seed(2)
-    for V, dim, heads, layers, max_length, batch, L in [(11, 12, 3, 3, 9, 2, 6), (7, 8, 2, 2, 16, 3, 16), (20, 16, 4, 1, 5, 1, 5)]:
-        net = MyTransformer(V, dim=dim, heads=heads, layers=layers, max_length=max_length)
+
+    def block(h, p, prefix, heads):
+        """What the given Block(dim, heads) computes, from the parameters this check set."""
+        dim = h.shape[-1]
+
+        def norm(z, name):
+            return F.layer_norm(z, (dim,), p[prefix + name + '.weight'], p[prefix + name + '.bias'], 1e-05)
+        a = norm(h, 'norm1')
+        outs = []
+        for j in range(heads):
+            q, k, v = (a @ p[f'{prefix}attention.heads.{j}.{m}.weight'].T for m in 'QKV')
+            weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(dim // heads), dim=-1)
+            outs.append(weights @ v)
+        h = h + torch.cat(outs, dim=-1) @ p[prefix + 'attention.mix.weight'].T + p[prefix + 'attention.mix.bias']
+        b = norm(h, 'norm2')
+        b = F.gelu(b @ p[prefix + 'mlp.0.weight'].T + p[prefix + 'mlp.0.bias'])
+        return h + b @ p[prefix + 'mlp.2.weight'].T + p[prefix + 'mlp.2.bias']
+
+    def randomize(piece):
         new = {}
-        for name, t in net.params(values=False).items():
+        for name, t in piece.params(values=False).items():
             if t.dim() >= 2:
                 new[name] = torch.randn(t.shape) / math.sqrt(t.shape[-1])
             elif name.endswith('weight'):
                 new[name] = 1 + 0.5 * torch.randn(t.shape)
             else:
                 new[name] = 0.5 * torch.randn(t.shape)
-        new['embed.weight'] = torch.randn(V, dim)
-        new['position.weight'] = torch.zeros(net.params(values=False)['position.weight'].shape)
-        net.set_params(new)
-        p = net.params()
-        norm, out = (net.norm.params(), net.out.params())
-        x = torch.randint(V, (batch, L))
+        piece.set_params(new)
+    torch.manual_seed(2)
+    for V, dim, heads, layers, max_length, batch, L in [(11, 12, 3, 3, 9, 2, 6), (7, 8, 2, 2, 16, 3, 16), (20, 16, 4, 1, 5, 1, 5)]:
+        net = MyTransformer(V, dim=dim, heads=heads, layers=layers, max_length=max_length)
+        randomize(net)
+        for b in net.blocks:
+            randomize(b)
+        net.embed.set_params({'weight': torch.randn(V, dim)})
+        net.position.set_params({'weight': torch.zeros(net.position.params(values=False)['weight'].shape)})
+        try:
+            p = {'embed': net.embed.params(), 'norm': net.norm.params(), 'out': net.out.params()}
+            blocks = [b.params() for b in net.blocks]
+            x = torch.randint(V, (batch, L))
+            h = p['embed']['weight'][x]
+            for bp in blocks:
+                h = block(h, bp, '', heads)
+            want = F.layer_norm(h, (dim,), p['norm']['weight'], p['norm']['bias'], 1e-05) @ p['out']['weight'].T + p['out']['bias']
+        except (KeyError, RuntimeError, IndexError):
+            raise AssertionError("your MyTransformer should be made of the page's pieces: self.embed, self.position, self.blocks (the given Block(dim, heads), one per layer), self.norm and self.out") from None
         got = net(x)
-        h = p['embed.weight'][x]
-        for block in net.blocks:
-            h = block(h)
-        h = F.layer_norm(h, (dim,), norm['weight'], norm['bias'], 1e-05)
-        want = h @ out['weight'].T + out['bias']
         assert type(got) is torch.Tensor and tuple(got.shape) == tuple(want.shape), f"wrong shape {tuple(getattr(got, 'shape', ()))}"
-        assert close(got, want, atol=0.0001, rtol=0.0001), f'MyTransformer({V}, dim={dim}, heads={heads}, layers={layers}) does not compute out(norm(block_n(...block_1(h)))): every block once, in order, then the final norm, then out'
+        if not close(got, want, atol=0.0001, rtol=0.0001):
+            h = p['embed']['weight'][x]
+            for b in net.blocks:
+                h = b(h)
+            own = F.layer_norm(h, (dim,), p['norm']['weight'], p['norm']['bias'], 1e-05) @ p['out']['weight'].T + p['out']['bias'] if type(h) is torch.Tensor and tuple(h.shape) == (batch, L, dim) else None
+            assert not close(got, own, atol=0.0001, rtol=0.0001), 'your blocks do not compute what Block computes: make them with the given Block(dim, heads)'
+            raise AssertionError(f'MyTransformer({V}, dim={dim}, heads={heads}, layers={layers}) does not compute out(norm(block_n(...block_1(h)))): every block once, in order, then the final norm, then out')
 
 @test_case(points=1, hidden=True, 
     failure_message="Every table and matrix should start small (standard deviation 0.02): call SmallStart(self) as the very last line of __init__, after all the pieces are made.")
 def test_mytransformer_small_start(MyTransformer):
+    import math
     import torch
-    from course.handles import student
+    from course.handles import student, close
     MyTransformer = student(MyTransformer)
+
+    def does_work(make, V, L=6):
+        """A network that make() builds computes something: the same tokens give the same logits,
+        other tokens other logits, and its token table and its output layer are used."""
+        try:
+            net = make()
+            shapes = net.params(values=False)
+            if 'embed.weight' not in shapes or 'out.weight' not in shapes:
+                return False
+            net.set_params({name: torch.randn(t.shape) / math.sqrt(t.shape[-1]) if t.dim() >= 2 else 0.5 * torch.randn(t.shape) for name, t in shapes.items()})
+            x = torch.randint(V, (2, L))
+            out = net(x)
+            if type(out) is not torch.Tensor or tuple(out.shape) != (2, L, V) or (not torch.isfinite(out).all()):
+                return False
+            if not close(net(x), out, atol=1e-06):
+                return False
+            y = x.clone()
+            y[:, 0] = (x[:, 0] + torch.randint(1, V, (2,))) % V
+            if close(net(y), out, atol=1e-06):
+                return False
+            for name in ('embed.weight', 'out.weight'):
+                net.set_params({name: torch.randn(shapes[name].shape)})
+                changed = net(x)
+                if type(changed) is not torch.Tensor or close(changed, out, atol=1e-06):
+                    return False
+                out = changed
+            return True
+        except Exception:
+            return False
     torch.manual_seed(3)
     net = MyTransformer(300, dim=32, heads=2, layers=2, max_length=64)
     params = net.params()
@@ -107,6 +167,7 @@ def test_mytransformer_small_start(MyTransformer):
     for path in pieces:
         std = float(params[path + '.weight'].std())
         assert 0.015 < std < 0.025, f'the weights of {path} have standard deviation {std:.3f}, not 0.02: call SmallStart(self) as the very last line of __init__'
+    assert does_work(lambda: MyTransformer(13, dim=8, heads=2, layers=2, max_length=9), 13), 'your MyTransformer does not compute its logits from the tokens with its own pieces yet (self.embed, ..., self.out), so how it starts cannot count'
 
 @test_case(points=1, hidden=True, 
     failure_message="Your network should know where each token is: the vector that goes into the first block at position i is the token's vector plus row i of the position table, self.embed(x) + self.position(torch.arange(L, device=x.device)).")
@@ -115,7 +176,37 @@ def test_mytransformer_position_dependence(MyTransformer):
     import torch
     from course.handles import student, close
     MyTransformer = student(MyTransformer)
+
+    def does_work(make, V, L=6):
+        """A network that make() builds computes something: the same tokens give the same logits,
+        other tokens other logits, and its token table and its output layer are used."""
+        try:
+            net = make()
+            shapes = net.params(values=False)
+            if 'embed.weight' not in shapes or 'out.weight' not in shapes:
+                return False
+            net.set_params({name: torch.randn(t.shape) / math.sqrt(t.shape[-1]) if t.dim() >= 2 else 0.5 * torch.randn(t.shape) for name, t in shapes.items()})
+            x = torch.randint(V, (2, L))
+            out = net(x)
+            if type(out) is not torch.Tensor or tuple(out.shape) != (2, L, V) or (not torch.isfinite(out).all()):
+                return False
+            if not close(net(x), out, atol=1e-06):
+                return False
+            y = x.clone()
+            y[:, 0] = (x[:, 0] + torch.randint(1, V, (2,))) % V
+            if close(net(y), out, atol=1e-06):
+                return False
+            for name in ('embed.weight', 'out.weight'):
+                net.set_params({name: torch.randn(shapes[name].shape)})
+                changed = net(x)
+                if type(changed) is not torch.Tensor or close(changed, out, atol=1e-06):
+                    return False
+                out = changed
+            return True
+        except Exception:
+            return False
     torch.manual_seed(4)
+    assert does_work(lambda: MyTransformer(13, dim=8, heads=2, layers=2, max_length=9), 13), 'your MyTransformer does not compute its logits from the tokens with its own pieces yet (self.embed, ..., self.out)'
     for V, dim, heads, layers, max_length, L in [(12, 16, 2, 2, 10, 7), (9, 8, 2, 1, 16, 9), (20, 12, 3, 2, 64, 5)]:
         net = MyTransformer(V, dim=dim, heads=heads, layers=layers, max_length=max_length)
         new = {}
@@ -126,26 +217,61 @@ def test_mytransformer_position_dependence(MyTransformer):
                 new[name] = 1 + 0.5 * torch.randn(t.shape)
             else:
                 new[name] = 0.5 * torch.randn(t.shape)
+        assert 'embed.weight' in new and 'position.weight' in new, 'your MyTransformer needs self.embed and self.position'
         net.set_params(new)
-        p = net.params()
         x = torch.randperm(V)[:L][None]
         before = net(x)
-        table = p['embed.weight'].clone()
-        table[x[0]] = table[x[0]] + p['position.weight'][:L]
-        net.set_params({'embed.weight': table, 'position.weight': torch.zeros(p['position.weight'].shape)})
+        assert type(before) is torch.Tensor and tuple(before.shape) == (1, L, V), 'your MyTransformer does not give logits of shape (batch, L, vocab_size) yet'
+        net.set_params({'position.weight': torch.randn(new['position.weight'].shape) / math.sqrt(dim)})
+        assert not close(net(x), before, atol=1e-05), "your network's logits do not change when the position table changes: add self.position(positions) to the token vectors"
+        table = new['embed.weight'].clone()
+        table[x[0]] = table[x[0]] + new['position.weight'][:L]
+        net.set_params({'embed.weight': table, 'position.weight': torch.zeros(new['position.weight'].shape)})
         after = net(x)
-        assert type(before) is torch.Tensor and close(after, before, atol=1e-05, rtol=1e-05), 'your network does not add the position vectors (row i of self.position for position i) to the token vectors'
+        assert close(after, before, atol=1e-05, rtol=1e-05), 'your network does not add the position vectors (row i of self.position for position i) to the token vectors'
 
 @test_case(points=1, hidden=True, 
     failure_message="Your forward makes its positions on the CPU even when x lives on a GPU: use torch.arange(x.shape[-1], device=x.device).")
 def test_mytransformer_device(MyTransformer):
+    import math
     import torch
-    from course.handles import student, watching
+    from course.handles import student, watching, close
     MyTransformer = student(MyTransformer)
+
+    def does_work(make, V, L=6):
+        """A network that make() builds computes something: the same tokens give the same logits,
+        other tokens other logits, and its token table and its output layer are used."""
+        try:
+            net = make()
+            shapes = net.params(values=False)
+            if 'embed.weight' not in shapes or 'out.weight' not in shapes:
+                return False
+            net.set_params({name: torch.randn(t.shape) / math.sqrt(t.shape[-1]) if t.dim() >= 2 else 0.5 * torch.randn(t.shape) for name, t in shapes.items()})
+            x = torch.randint(V, (2, L))
+            out = net(x)
+            if type(out) is not torch.Tensor or tuple(out.shape) != (2, L, V) or (not torch.isfinite(out).all()):
+                return False
+            if not close(net(x), out, atol=1e-06):
+                return False
+            y = x.clone()
+            y[:, 0] = (x[:, 0] + torch.randint(1, V, (2,))) % V
+            if close(net(y), out, atol=1e-06):
+                return False
+            for name in ('embed.weight', 'out.weight'):
+                net.set_params({name: torch.randn(shapes[name].shape)})
+                changed = net(x)
+                if type(changed) is not torch.Tensor or close(changed, out, atol=1e-06):
+                    return False
+                out = changed
+            return True
+        except Exception:
+            return False
+    torch.manual_seed(6)
+    assert does_work(lambda: MyTransformer(9, dim=8, heads=2, layers=2), 9), 'your MyTransformer does not compute its logits from the tokens with its own pieces yet (self.embed, ..., self.out), so its device cannot be checked'
     net = MyTransformer(9, dim=8, heads=2, layers=2)
     net.to('meta')
-    for block in net.blocks:
-        block.to('meta')
+    for piece in net.blocks:
+        piece.to('meta')
     x = torch.zeros(2, 5, dtype=torch.long, device='meta')
     with watching() as seen:
         out = net.describe(x)
@@ -155,13 +281,44 @@ def test_mytransformer_device(MyTransformer):
 @test_case(points=0.5, hidden=True, 
     failure_message="Your MyTransformer does not run yet, or breaks the rules: build MyTransformer from your own blocks; PyTorch's ready-made transformer pieces are not allowed.")
 def test_mytransformer_rules(MyTransformer):
+    import math
     import torch
-    from course.handles import student, broken_rules
+    from course.handles import student, broken_rules, close
     MyTransformer = student(MyTransformer)
+
+    def does_work(make, V, L=6):
+        """A network that make() builds computes something: the same tokens give the same logits,
+        other tokens other logits, and its token table and its output layer are used."""
+        try:
+            net = make()
+            shapes = net.params(values=False)
+            if 'embed.weight' not in shapes or 'out.weight' not in shapes:
+                return False
+            net.set_params({name: torch.randn(t.shape) / math.sqrt(t.shape[-1]) if t.dim() >= 2 else 0.5 * torch.randn(t.shape) for name, t in shapes.items()})
+            x = torch.randint(V, (2, L))
+            out = net(x)
+            if type(out) is not torch.Tensor or tuple(out.shape) != (2, L, V) or (not torch.isfinite(out).all()):
+                return False
+            if not close(net(x), out, atol=1e-06):
+                return False
+            y = x.clone()
+            y[:, 0] = (x[:, 0] + torch.randint(1, V, (2,))) % V
+            if close(net(y), out, atol=1e-06):
+                return False
+            for name in ('embed.weight', 'out.weight'):
+                net.set_params({name: torch.randn(shapes[name].shape)})
+                changed = net(x)
+                if type(changed) is not torch.Tensor or close(changed, out, atol=1e-06):
+                    return False
+                out = changed
+            return True
+        except Exception:
+            return False
     torch.manual_seed(5)
     net = MyTransformer(9, dim=8, heads=2, layers=2)
     out = net(torch.randint(9, (2, 5)))
     assert type(out) is torch.Tensor and tuple(out.shape) == (2, 5, 9), 'your MyTransformer does not run yet, so the rules cannot be checked'
+    assert does_work(lambda: MyTransformer(9, dim=8, heads=2, layers=2), 9), 'your MyTransformer does not compute its logits from the tokens with its own pieces yet (self.embed, ..., self.out), so the rules cannot be checked'
     broken = broken_rules(MyTransformer, net)
     assert not broken, '; '.join(broken)
 

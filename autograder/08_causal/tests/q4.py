@@ -120,13 +120,21 @@ def test_write_last_position(WriteLeftToRight):
 
     def words(text):
         return text.split()
+
+    def some_words(n):
+        """n different ordinary words, drawn at random: only a function that reads the network's
+        logits can know which ones the pretend network likes."""
+        pool = torch.tensor([i for i, w in enumerate(story_vocab) if w.isalpha() and i not in (STORY_MASK, STORY_UNK)])
+        return pool[torch.randperm(len(pool))[:n]].tolist()
     torch.manual_seed(2)
-    dog, cat = (story_vocab.index('dog'), story_vocab.index('cat'))
-    net = Fake(favour([dog], [30.0]), favour([cat], [30.0]))
-    text = WriteLeftToRight(net, 'the big', L=10)
-    assert type(text) is str, 'WriteLeftToRight should return the story as text (StoryText(x))'
-    new = words(text)[2:]
-    assert new and all((w == 'dog' for w in new)), f"a network that says 'dog' at the last position and 'cat' everywhere else should make your function write only 'dog'; it wrote {new}: are you reading the logits of the last position, [0, -1]?"
+    for start in ('the big', 'once upon a time there'):
+        last, elsewhere = some_words(2)
+        net = Fake(favour([last], [30.0]), favour([elsewhere], [30.0]))
+        text = WriteLeftToRight(net, start, L=10)
+        assert type(text) is str, 'WriteLeftToRight should return the story as text (StoryText(x))'
+        new = StoryTokens(text)[len(StoryTokens(start)):].tolist()
+        said = {last: story_vocab[last], elsewhere: story_vocab[elsewhere]}
+        assert new and all((t == last for t in new)), f'a network that says {said[last]!r} at the last position and {said[elsewhere]!r} everywhere else should make your function write only {said[last]!r}; it wrote {[story_vocab[t] for t in new]}: are you reading the logits of the last position, [0, -1]?'
 
 @test_case(points=0.5, hidden=True, 
     failure_message="Each new token is guessed from the whole story so far: call the network on everything you have (net(x[None])), with the new token stuck on the end each time.")
@@ -160,8 +168,32 @@ def test_write_reads_story_so_far(WriteLeftToRight):
 
     def words(text):
         return text.split()
+
+    def some_words(n):
+        """n different ordinary words, drawn at random: only a function that reads the network's
+        logits can know which ones the pretend network likes."""
+        pool = torch.tensor([i for i, w in enumerate(story_vocab) if w.isalpha() and i not in (STORY_MASK, STORY_UNK)])
+        return pool[torch.randperm(len(pool))[:n]].tolist()
+
+    class Follow(nn.Module):
+        """A pretend network whose favourite at every position, far ahead of all other tokens, is
+        after[token at that position]."""
+
+        def __init__(self, after):
+            super().__init__()
+            self.after = after
+            self.fed = []
+
+        def forward(self, x):
+            self.fed.append(x.clone())
+            logits = torch.full((*x.shape, V), -10000.0)
+            logits.scatter_(-1, self.after[x].unsqueeze(-1), 30.0)
+            return logits
     torch.manual_seed(8)
-    net = Fake(favour(list(range(40)), [1.0] * 40), favour(list(range(40)), [1.0] * 40))
+    chain = some_words(40)
+    after = torch.tensor(chain)[torch.randint(40, (V,))]
+    after[torch.tensor(chain)] = torch.tensor(chain[1:] + chain[:1])
+    net = Follow(after)
     start, L = ('one day , lily', 11)
     text = WriteLeftToRight(net, start, L=L)
     assert type(text) is str, 'WriteLeftToRight should return the story as text (StoryText(x))'
@@ -171,6 +203,8 @@ def test_write_reads_story_so_far(WriteLeftToRight):
     assert all((x.tolist() == story[:len(x)].tolist() for x in fed)), 'the network was called on something that is not the beginning of the story'
     n0, n = (len(StoryTokens(start)), len(story))
     assert n > n0, 'your function wrote nothing after the prompt'
+    liked = [{int(after[t]) for t in story[:m]} for m in range(n)]
+    assert all((int(story[m]) in liked[m] for m in range(n0, n))), 'your function does not write the tokens the network chooses: call it on the story so far and sample from softmax(logits / temperature) at the last position'
     assert lengths == list(range(n0, n)), f'the network saw stories of lengths {lengths}; to write tokens {n0} to {n - 1} it should see the story so far each time'
 
 @test_case(points=1, hidden=True, 
@@ -205,8 +239,14 @@ def test_write_forbidden(WriteLeftToRight):
 
     def words(text):
         return text.split()
+
+    def some_words(n):
+        """n different ordinary words, drawn at random: only a function that reads the network's
+        logits can know which ones the pretend network likes."""
+        pool = torch.tensor([i for i, w in enumerate(story_vocab) if w.isalpha() and i not in (STORY_MASK, STORY_UNK)])
+        return pool[torch.randperm(len(pool))[:n]].tolist()
     torch.manual_seed(3)
-    dog, cat = (story_vocab.index('dog'), story_vocab.index('cat'))
+    dog, cat = some_words(2)
     logits = favour([STORY_MASK, STORY_UNK, dog, cat], [50.0, 49.0, 2.0, 1.0])
     net = Fake(logits, logits)
     for temperature in (1.0, 0.3):
@@ -214,6 +254,7 @@ def test_write_forbidden(WriteLeftToRight):
         assert type(text) is str, 'WriteLeftToRight should return the story as text (StoryText(x))'
         tokens = StoryTokens(text)
         assert '_' not in words(text) and '<unk>' not in words(text) and (not (tokens[1:] == STORY_MASK).any()) and (not (tokens[1:] == STORY_UNK).any()), 'your story contains the mask or <unk>: set their logits to -math.inf before the softmax'
+        assert len(tokens) > 1 and all((t in (dog, cat) for t in tokens[1:].tolist())), f"after the mask and <unk>, the network only likes {story_vocab[dog]!r} and {story_vocab[cat]!r}, but your story has other words: sample from softmax(logits / temperature) of the network's logits"
 
 @test_case(points=1.5, hidden=True, 
     failure_message="Sample from softmax(logits / temperature): at a low temperature nearly always the most likely token, at a high one much more evenly.")
@@ -247,7 +288,14 @@ def test_write_temperature(WriteLeftToRight):
 
     def words(text):
         return text.split()
-    a, b, c = (story_vocab.index(w) for w in ('dog', 'cat', 'ball'))
+
+    def some_words(n):
+        """n different ordinary words, drawn at random: only a function that reads the network's
+        logits can know which ones the pretend network likes."""
+        pool = torch.tensor([i for i, w in enumerate(story_vocab) if w.isalpha() and i not in (STORY_MASK, STORY_UNK)])
+        return pool[torch.randperm(len(pool))[:n]].tolist()
+    torch.manual_seed(7)
+    a, b, c = some_words(3)
     logits = favour([a, b, c], [2.0, 1.0, 0.0])
     net = Fake(logits, logits)
 

@@ -6,11 +6,20 @@ name = "q3"
 points = 1
 
 @test_case(points=0.5, hidden=False, 
-    failure_message="Compare net(x)[0] for two batches with the same first sentence: torch.allclose should say True.")
-def test_first_unchanged_answer(first_unchanged):
+    failure_message="Make x2 (a batch with the same first sentence as x and different others) and compare net(x)[0] with net(x2)[0]: torch.allclose should say True.")
+def test_first_unchanged_answer(first_unchanged, net, x, x2):
     import torch
     from course.handles import student
-    answer = student(first_unchanged)
+    answer, net, x, x2 = (student(first_unchanged), student(net), student(x), student(x2))
     ok = answer is True or (type(answer) is torch.Tensor and answer.numel() == 1 and (bool(answer.item()) is True))
     assert ok, 'first_unchanged should be True: the logits of the first sentence should not change when the other sentences do'
+    assert type(x) is torch.Tensor and type(x2) is torch.Tensor and (x.dim() == 2) and (x2.dim() == 2) and (x2.shape[1] == x.shape[1]) and (len(x) >= 2) and (len(x2) >= 2), 'x2 should be a second batch of sentences like x, of shape (batch, 4)'
+    assert torch.equal(x2[0], x[0]), 'x2[0] should be the same sentence as x[0]'
+    n = min(len(x), len(x2))
+    differ = [i for i in range(1, n) if not torch.equal(x2[i], x[i])]
+    assert differ, 'the other sentences of x2 should differ from those of x'
+    a, b = (net(x), net(x2))
+    assert type(a) is torch.Tensor and type(b) is torch.Tensor and (a.dim() == 3) and (len(a) == len(x)) and (len(b) == len(x2)), 'net(x) should give logits of shape (batch, 4, vocab_size)'
+    assert not torch.allclose(a[differ], b[differ]), 'net gives the same logits for different sentences: it should be your MyTransformer'
+    assert torch.allclose(a[0], b[0]), 'with your net, x and x2, torch.allclose(net(x)[0], net(x2)[0]) is not True'
 
