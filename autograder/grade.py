@@ -22,6 +22,7 @@ the batch finished, whatever the scores; 2 when the command line or the assignme
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import resource
 import sys
@@ -149,10 +150,13 @@ def run(args: argparse.Namespace, asg: assignment_mod.Assignment) -> Outcome | i
         if not subs:
             print("course grade: no notebooks found in " + " ".join(args.submissions), file=sys.stderr)
             return 2
+        hashes = content_hashes(subs)    # before any notebook runs (and its staged copy goes)
         grader.setup(subs)
         results = grader.run()
     finally:
         grader.close()
+    for r in results:
+        r.sha256 = hashes.get(r.file, "")
     ws = grader.ws
     meta = {"workers": args.workers, "mode": ws.mode, "mode_note": sandbox.MODE_NOTES[ws.mode],
             "cgroups": ws.cg.kind if ws.cg else "none", "cgroups_note": ws.cg_note,
@@ -171,6 +175,21 @@ def run(args: argparse.Namespace, asg: assignment_mod.Assignment) -> Outcome | i
         print("note: " + line)
     return Outcome(out=ws.out, results=results, mode=ws.mode, cg_note=ws.cg_note,
                    cgroups=ws.cg is not None, meta=meta)
+
+
+def content_hashes(subs: list[inputs.Submission]) -> dict[str, str]:
+    """{row name: SHA-256 of the notebook's bytes as submitted}: a hand grade belongs to these bytes
+    (``course manual`` keeps it in the output folder's ledger, ``course grade`` gives it back)."""
+    found: dict[str, str] = {}
+    for s in subs:
+        if s.path is None:
+            continue
+        try:
+            with open(s.path, "rb") as f:
+                found[s.file] = hashlib.file_digest(f, "sha256").hexdigest()
+        except OSError:
+            continue
+    return found
 
 
 def warn(outcome: Outcome) -> None:

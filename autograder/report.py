@@ -26,6 +26,12 @@ from .csvcells import FORMULA_START, clean, csv_text, text_cell  # noqa: F401  (
 from .inputs import lms_id
 from .results import EXTRA_COLUMNS, Result, num, percent, student_id
 
+WRONG_NOTEBOOK = "wrong notebook"        # the status of another week's notebook (not run)
+
+
+def is_wrong_notebook(status: str) -> bool:
+    return status.startswith(WRONG_NOTEBOOK + ":")
+
 
 def grades_csv(assignment: Assignment, results: list[Result]) -> str:
     """Otter's columns, then ``id`` (from Canvas and Moodle names), ``manual_points_earned`` (the
@@ -73,6 +79,7 @@ def result_json(assignment: Assignment, r: Result) -> str:
         "figures": [{"cell": cell, "file": path} for cell, path in r.figures],
         "figure_notes": [{"cell": cell, "note": note} for cell, note in r.figure_notes],
         "answer_code": r.answer_code,
+        "sha256": r.sha256,
     }
     return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
 
@@ -80,6 +87,10 @@ def result_json(assignment: Assignment, r: Result) -> str:
 def feedback_md(assignment: Assignment, r: Result) -> str:
     """What the student may see: public test output in full; hidden tests as pass/fail and a hint."""
     lines = [f"# {assignment.name}: feedback for {r.file}", ""]
+    if is_wrong_notebook(r.status):    # nothing ran: no points, no tests to list as failed
+        lines.append(f"Not graded: this notebook was not run ({r.status}). "
+                     f"Hand in your {assignment.name} notebook.")
+        return "\n".join(lines) + "\n"
     lines.append(f"Automatically graded: **{num(r.total)} / {num(assignment.max_points)} points**.")
     manual = [q.name for q in assignment.questions if q.manual]
     if manual:
@@ -192,7 +203,7 @@ def _several_rows(results: list[Result]) -> str:
     several = {k: v for k, v in sorted(groups.items()) if len(v) > 1}
     out = [f"<h2>Students with several rows ({len(several)})</h2>"]
     if not several:
-        return out[0] + "<p>None.</p>"
+        return out[0] + "<p>None.</p>" + _wrong_week(results)
     out.append("<p class='warn'>With <code>--gradebook</code>, a student whose rows differ in points "
                "(or who has notebooks not graded) gets nothing in the LMS import: read the rows and "
                "enter the grade yourself. Rows of equal points are exported.</p>"
@@ -201,6 +212,25 @@ def _several_rows(results: list[Result]) -> str:
         for r in sorted(rows, key=lambda r: r.file):
             out.append(f"<tr><td>{esc(kind)} {esc(sid)}</td><td>{esc(r.file)}</td><td>{num(r.total)}</td>"
                        f"<td>{esc(r.status)}</td></tr>")
+    out.append("</table>")
+    return "".join(out) + _wrong_week(results)
+
+
+def _wrong_week(results: list[Result]) -> str:
+    """Another week's notebooks (not run): with ``--gradebook`` their students are HELD, nothing is
+    exported for them (:func:`instructor.lms.graded_rows`)."""
+    esc = html.escape
+    wrong = sorted((r for r in results if is_wrong_notebook(r.status)), key=lambda r: r.file)
+    out = [f"<h2>HELD: another week's notebook ({len(wrong)})</h2>"]
+    if not wrong:
+        return out[0] + "<p>None.</p>"
+    out.append("<p class='warn'>Not run. With <code>--gradebook</code>, nothing is exported for these "
+               "students (their gradebook cells stay as they are): ask for the right notebook, or "
+               "enter the grade yourself.</p><table><tr><th>id</th><th>file</th><th>grading_status</th></tr>")
+    for r in wrong:
+        found = lms_id(r.file)
+        who = f"{found[0]} {found[1]}" if found else "-"
+        out.append(f"<tr><td>{esc(who)}</td><td>{esc(r.file)}</td><td>{esc(r.status)}</td></tr>")
     out.append("</table>")
     return "".join(out)
 
@@ -286,8 +316,10 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict) -> st
     return "\n".join(out)
 
 
+# what a new run removes first; never hand_grades.json (the hand grades, instructor.manual) nor a
+# filled-in manual.csv (set aside as manual-N.csv)
 OUTPUT_FILES = ("grades.csv", "timings.json", "report.html", "questions.json", "canvas_import.csv",
-                "moodle_import.csv", "similarity.csv")
+                "moodle_import.csv", "similarity.csv", "lms.json")
 OUTPUT_DIRS = ("results", "feedback", "figures", "manual")
 
 

@@ -50,6 +50,7 @@ class Result:
     figure_notes: list[tuple[int, str]] = field(default_factory=list)
     cell_outputs: dict[int, str] = field(default_factory=dict)
     answer_code: list[dict] = field(default_factory=list)   # every answer cell, for autograder.similarity
+    sha256: str = ""        # of the notebook's bytes as submitted: what a hand grade is given to
 
     @property
     def total(self) -> float:

@@ -6,8 +6,11 @@
 Everything but ``--gradebook`` is the engine's (``python -m autograder`` takes the same options).
 With ``--gradebook``, the gradebook is checked before grading (a wrong one is a usage error, not a
 surprise after an hour of grading) and DIR/canvas_import.csv (or moodle_import.csv) is written after
-it (:mod:`instructor.lms`). Exit code 0 when the batch finished, whatever the scores; 2 when the
-command line, the assignment or the gradebook is wrong.
+it (:mod:`instructor.lms`); the gradebook and column are kept in DIR/lms.json for ``course manual``.
+Into a folder that holds hand grades (DIR/hand_grades.json, :mod:`instructor.manual`), every hand
+grade is given back to the row with the same notebook content after grading (before the export), and
+those whose notebook changed are listed, kept in the ledger. Exit code 0 when the batch finished,
+whatever the scores; 2 when the command line, the assignment or the gradebook is wrong.
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from pathlib import Path
 
 from autograder import grade as engine
 
-from . import lms
+from . import lms, manual
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -47,6 +50,17 @@ def main(argv: list[str] | None = None) -> int:
     outcome = engine.run(args, asg)
     if isinstance(outcome, int):
         return outcome
+    try:
+        for line in manual.reapply(outcome.out):    # hand grades are never lost to a re-grade
+            print(line)
+    except manual.ManualError as exc:
+        print(f"course grade: the hand grades were not given back: {exc}", file=sys.stderr)
+        return 2
+    try:
+        lms.remember(outcome.out, args.gradebook, args.gradebook_column)
+    except OSError as exc:
+        print(f"course grade: cannot write {outcome.out / lms.LMS_META}: {exc.strerror}", file=sys.stderr)
+        return 2
     if args.gradebook is not None:
         try:
             for line in lms.export(outcome.out, args.gradebook, args.gradebook_column):

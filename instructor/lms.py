@@ -28,11 +28,17 @@ when they differ, or when some of that student's notebooks were not graded (over
 :data:`autograder.inputs.MAX_STUDENT_NOTEBOOKS`), nothing is exported for that student (the
 gradebook cell stays as it is) and the terminal lists the rows under ``HELD``, for the instructor
 to decide. Exporting the best row would let one upload carry a guess per answer of a question and
-keep whichever was right.
+keep whichever was right. A student with another week's notebook (``wrong notebook: ...``, not run)
+is held the same way: a 0 in the gradebook would be a grade nobody gave.
+
+The grading run's ``--gradebook`` and ``--gradebook-column`` are kept in ``DIR/lms.json``
+(:func:`remember`), so that ``course manual DIR FILLED.csv`` refreshes the import without being
+told again (:func:`remembered`).
 """
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -41,6 +47,7 @@ from typing import Any
 
 from autograder.csvcells import CsvRowError, cell_text, csv_text, read_spreadsheet, read_table
 from autograder.inputs import MAX_STUDENT_NOTEBOOKS, lms_id
+from autograder.report import is_wrong_notebook
 
 TITLE_AND_ID = re.compile(r"^(.*)\s\((\d+)\)$")
 NON_ASSIGNMENT = re.compile(r"Current Score|Current Points|Current Grade|Final Score|Final Points|"
@@ -149,12 +156,14 @@ def fmt(points: float) -> str:
 Student = tuple[str, str]               # (lms, id)
 
 
-def graded_rows(out: Path) -> tuple[dict[Student, tuple[float, str]], list[str], dict, list[str]]:
-    """From ``out/grades.csv``: {(lms, id): (points, file)} to export, notes, questions.json, and
-    the students held for the instructor (:func:`one_grade`), one line each."""
+def graded_rows(out: Path, table: list[list[str]] | None = None
+                ) -> tuple[dict[Student, tuple[float, str]], list[str], dict, list[str]]:
+    """From ``out/grades.csv`` (or ``table``, its rows as they are about to be written): {(lms, id):
+    (points, file)} to export, notes, questions.json, and the students held for the instructor
+    (:func:`one_grade`), one line each."""
     try:
         spec = json.loads((out / "questions.json").read_text(encoding="utf-8"))
-        table = read_table(out / "grades.csv")
+        table = read_table(out / "grades.csv") if table is None else table
     except CsvRowError as exc:
         raise GradebookError(str(exc)) from None
     except (OSError, ValueError) as exc:
@@ -166,6 +175,7 @@ def graded_rows(out: Path) -> tuple[dict[Student, tuple[float, str]], list[str],
     has_manual = any(q["manual"] for q in spec["questions"])
     students: dict[Student, list[tuple[float, str]]] = defaultdict(list)
     not_graded: dict[Student, list[str]] = defaultdict(list)
+    wrong: dict[Student, list[str]] = defaultdict(list)
     notes: list[str] = []
     no_id, skipped, partial, not_ok = [], [], [], []
     for row in rows:
@@ -181,6 +191,9 @@ def graded_rows(out: Path) -> tuple[dict[Student, tuple[float, str]], list[str],
         if status.startswith(NOT_GRADED):
             not_graded[found].append(file)
             continue
+        if is_wrong_notebook(status):
+            wrong[found].append(file)
+            continue
         if status != "ok":
             not_ok.append(file)
         final = row.get("final_points_earned", "").strip()
@@ -193,10 +206,11 @@ def graded_rows(out: Path) -> tuple[dict[Student, tuple[float, str]], list[str],
         students[found].append((points, file))
     chosen: dict[Student, tuple[float, str]] = {}
     held: list[str] = []
-    for who in sorted(set(students) | set(not_graded)):
-        grade = one_grade(students.get(who, []), not_graded.get(who, []))
+    for who in sorted(set(students) | set(not_graded) | set(wrong)):
+        grade = None if who in wrong else one_grade(students.get(who, []), not_graded.get(who, []))
         if grade is None:
-            held.append(held_line(who, students.get(who, []), not_graded.get(who, [])))
+            held.append(held_line(who, students.get(who, []), not_graded.get(who, []),
+                                  wrong.get(who, [])))
         else:
             chosen[who] = grade
     if no_id:
@@ -221,9 +235,11 @@ def one_grade(rows: list[tuple[float, str]], not_graded: list[str]) -> tuple[flo
     return rows[0]
 
 
-def held_line(who: Student, rows: list[tuple[float, str]], not_graded: list[str]) -> str:
+def held_line(who: Student, rows: list[tuple[float, str]], not_graded: list[str],
+              wrong: list[str] = ()) -> str:
     """One held student, for the terminal: the id and every row with its points."""
     parts = [f"{file} ({fmt(points)} points)" for points, file in sorted(rows, key=lambda t: t[1])]
+    parts += [f"{file} (another week's notebook, not run)" for file in sorted(wrong)]
     if not_graded:
         parts.append(f"{len(not_graded)} more notebooks not graded (over {MAX_STUDENT_NOTEBOOKS} from "
                      "one student)")
@@ -232,8 +248,27 @@ def held_line(who: Student, rows: list[tuple[float, str]], not_graded: list[str]
 
 def export(out: Path, gradebook: Path, column: str | None = None) -> list[str]:
     """Write ``out/canvas_import.csv`` or ``out/moodle_import.csv``; the lines to print."""
+    dest, data, lines = render(out, gradebook, column)
+    write_atomic(dest, data)
+    return lines
+
+
+def write_atomic(dest: Path, data: bytes) -> None:
+    """``dest`` holds either its old bytes or ``data``, never a part (a temporary file, renamed)."""
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.part")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def render(out: Path, gradebook: Path, column: str | None = None,
+           table: list[list[str]] | None = None) -> tuple[Path, bytes, list[str]]:
+    """What :func:`export` writes, without writing it: (the import's path, its bytes, the lines to
+    print); ``table``: grades.csv's rows as they are about to be written."""
     gb = read_gradebook(gradebook)
-    best, notes, spec, held = graded_rows(out)
+    best, notes, spec, held = graded_rows(out, table)
     possible = float(spec["auto_points"]) + sum(float(q["points"]) for q in spec["questions"] if q["manual"])
     mine = {i: v for (kind, i), v in best.items() if kind == gb.kind}
     held = [line for line in held if line.startswith(gb.kind + " ")]
@@ -254,8 +289,8 @@ def export(out: Path, gradebook: Path, column: str | None = None) -> list[str]:
         notes.append(f"{len(missing)} graded students are not in the gradebook, left out: "
                      + ", ".join(f"{i} ({mine[i][1]})" for i in missing[:5]))
     text = csv_text(rows_out, delimiter=gb.delimiter)
-    dest.write_text(("\ufeff" if gb.bom else "") + text, encoding="utf-8")
-    return [f"{dest}: {filled} students' {what} filled in; import it into "
+    data = (("\ufeff" if gb.bom else "") + text).encode("utf-8")
+    return dest, data, [f"{dest}: {filled} students' {what} filled in; import it into "
             f"{'Canvas (Grades -> Import)' if gb.kind == 'canvas' else 'Moodle (Upload grading worksheet)'}"
             ] + [f"note: {n}" for n in notes] + held_lines(held)
 
@@ -265,8 +300,34 @@ def held_lines(held: list[str]) -> list[str]:
     if not held:
         return []
     return [f"HELD: {len(held)} students have several rows whose points differ (or notebooks not "
-            "graded): none is exported for them, their gradebook cells stay as they are; read their "
-            "rows and enter the grade yourself:"] + [f"  {line}" for line in held]
+            "graded, or another week's notebook): none is exported for them, their gradebook cells "
+            "stay as they are; read their rows and enter the grade yourself:"
+            ] + [f"  {line}" for line in held]
+
+
+LMS_META = "lms.json"          # the grading run's --gradebook and --gradebook-column
+
+
+def remember(out: Path, gradebook: Path | None, column: str | None) -> None:
+    """Keep the gradebook (its absolute path) and column of this grading run in ``out/lms.json``."""
+    path = out / LMS_META
+    if gradebook is None:
+        path.unlink(missing_ok=True)
+        return
+    doc = {"gradebook": str(gradebook.resolve()), "gradebook_column": column}
+    write_atomic(path, (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+
+
+def remembered(out: Path) -> tuple[Path | None, str | None]:
+    """The gradebook and column that :func:`remember` kept; (None, None) when there are none."""
+    try:
+        doc = json.loads((out / LMS_META).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, None
+    except (OSError, ValueError) as exc:
+        raise GradebookError(f"{out / LMS_META} cannot be read ({exc})") from None
+    book = doc.get("gradebook")
+    return (Path(book) if book else None), doc.get("gradebook_column")
 
 
 def _canvas(gb: Gradebook, col: int, mine: dict, possible: float,

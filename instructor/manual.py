@@ -1,26 +1,46 @@
 """``course manual DIR FILLED.csv``: merge hand-graded points back into a ``course grade`` output.
 
 ``course grade`` writes the pages and the CSV to fill in (:mod:`autograder.handgrading`). This
-command checks every number against its question's points (a mistake changes nothing and says where
-it is), writes the points into ``grades.csv`` (the manual columns, ``manual_points_earned``,
-``final_points_earned``), adds them and the comment to each student's ``feedback/<stem>.md``, and
-with ``--gradebook`` rewrites the LMS import (:mod:`instructor.lms`). A blank cell leaves that grade
-as it was, so several people can fill in parts and merge in turn.
+command checks every number against its question's points, writes the points into ``grades.csv``
+(the manual columns, ``manual_points_earned``, ``final_points_earned``), adds them and the comment
+to each student's ``feedback/<stem>.md``, keeps them in the folder's ledger ``hand_grades.json``,
+and rewrites the LMS import: the gradebook given with ``--gradebook``, else the one the grading run
+was given (``DIR/lms.json``, :func:`instructor.lms.remembered`). A blank cell leaves that grade (and
+a blank comment that comment) as it was, so several people can fill in parts and merge in turn.
+
+**All or nothing.** Everything is checked and computed first (the filled-in CSV, the gradebook and
+its column); then every file is written to a temporary file beside it, and only when all are
+written are they renamed into place. On any mistake nothing in DIR changes, the exit code is 1
+(2 for a gradebook that cannot be filled in) and the message says where the mistake is.
+
+**The ledger** (``DIR/hand_grades.json``, written the same way) is never removed by ``course
+grade``. Each hand grade in it belongs to a submission's content (SHA-256 of the notebook's bytes as
+submitted, ``results/<stem>.json``'s ``sha256``), its row name and a question: ``{"sha256",
+"file", "question", "points", "when"}``; a row's comment is an entry whose ``question`` is ``""``
+and which holds ``comment`` instead of ``points``. ``course grade --out DIR`` into a folder with a
+ledger gives every hand grade back to the row with the same content (:func:`reapply`) and lists,
+never drops, those whose notebook changed since they were given.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import math
+import os
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 from autograder.csvcells import CsvRowError, cell_text, csv_text, file_key, read_spreadsheet, read_table
+from autograder.inputs import lms_id
+from autograder.report import is_wrong_notebook
 from autograder.results import EXTRA_COLUMNS, num
 
 from . import lms
 
 MARKER = "<!-- graded by hand: written by course manual -->"
+LEDGER = "hand_grades.json"
+COMMENT = ""                     # the ledger's question of a row's comment
 
 
 class ManualError(ValueError):
@@ -48,19 +68,110 @@ def parse_points(text: str) -> float | None:
     return v
 
 
-def merge(out: Path, filled: Path) -> list[str]:
-    """Merge a filled-in CSV into ``out/grades.csv`` (see the module's docstring); the lines to print."""
+class Folder:
+    """A ``course grade`` output folder as it is on disk: its questions, grades.csv, and each row's
+    results file stem and content hash."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        try:
+            self.spec = json.loads((out / "questions.json").read_text(encoding="utf-8"))
+            grades = read_table(out / "grades.csv")
+        except CsvRowError as exc:
+            raise ManualError(str(exc)) from None
+        except (OSError, ValueError) as exc:
+            raise ManualError(f"{out} is not an output folder of course grade ({exc})") from None
+        self.manual_qs = {q["name"]: float(q["points"]) for q in self.spec["questions"] if q["manual"]}
+        self.header, self.body = grades[0], grades[1:]
+        self.files = [cell_text(r[0]) for r in self.body]
+        self.stems: dict[str, str] = {}
+        self.shas: dict[str, str] = {}
+        for p in sorted((out / "results").glob("*.json")):
+            try:
+                doc = json.loads(p.read_text(encoding="utf-8"))
+                self.stems[doc["file"]] = p.stem
+                self.shas[doc["file"]] = str(doc.get("sha256") or "")
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+        self.status = {f: r[self.header.index("grading_status")] if "grading_status" in self.header else ""
+                       for f, r in zip(self.files, self.body, strict=True)}
+
+    def sha(self, i: int) -> str:
+        return self.shas.get(self.files[i], "")
+
+
+Key = tuple[str, str, str]              # (sha256, file, question)
+
+
+def load_ledger(out: Path) -> dict[Key, dict]:
+    """``out/hand_grades.json`` as {(sha256, file, question): entry}; {} when there is none."""
+    path = out / LEDGER
     try:
-        spec = json.loads((out / "questions.json").read_text(encoding="utf-8"))
-        grades = read_table(out / "grades.csv")
-    except CsvRowError as exc:
-        raise ManualError(str(exc)) from None
-    except (OSError, ValueError) as exc:
-        raise ManualError(f"{out} is not an output folder of course grade ({exc})") from None
-    manual_qs = {q["name"]: float(q["points"]) for q in spec["questions"] if q["manual"]}
-    header, body = grades[0], grades[1:]
-    if not manual_qs:
-        raise ManualError(f"{spec['assignment']} has no question graded by hand")
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        entries = doc["grades"]
+        return {(str(e["sha256"]), str(e["file"]), str(e["question"])): e for e in entries}
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ManualError(f"{path} cannot be read ({exc}): nothing changed; restore it from a "
+                          "backup or move it away") from None
+
+
+def ledger_bytes(assignment: str, ledger: dict[Key, dict]) -> bytes:
+    doc = {"about": "hand grades given with course manual, by the notebook's content (sha256) and "
+                    "question; course grade --out into this folder gives them back",
+           "assignment": assignment, "grades": [ledger[k] for k in sorted(ledger)]}
+    return (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def match(folder: Folder, ledger: dict[Key, dict]
+          ) -> tuple[dict[tuple[int, str], dict], list[tuple[str, Key]]]:
+    """Which ledger entry applies to which (row, question): the row with the same content and
+    name, else the one row with the same content (renamed); and the entries not applied, each with
+    why (an entry for a row and question that has a newer one is left out of both)."""
+    by_file = {f: i for i, f in enumerate(folder.files)}
+    by_sha: dict[str, list[int]] = {}
+    for i in range(len(folder.files)):
+        if folder.sha(i):
+            by_sha.setdefault(folder.sha(i), []).append(i)
+    applied: dict[tuple[int, str], dict] = {}
+    rest: list[Key] = []
+    for key, entry in sorted(ledger.items()):
+        sha, file, q = key
+        i = by_file.get(file)
+        if i is not None and folder.sha(i) == sha and (q in folder.manual_qs or q == COMMENT):
+            applied[(i, q)] = entry
+        else:
+            rest.append(key)
+    missed: list[tuple[str, Key]] = []
+    for key in rest:
+        sha, file, q = key
+        if q not in folder.manual_qs and q != COMMENT:
+            missed.append(("the question is no longer graded by hand", key))
+            continue
+        same = by_sha.get(sha, []) if sha else []
+        if len(same) == 1 and (same[0], q) not in applied:
+            applied[(same[0], q)] = ledger[key]                       # the same notebook, renamed
+            continue
+        i = by_file.get(file)
+        if i is not None and (i, q) in applied:
+            continue                                                  # graded again since
+        if i is not None:
+            missed.append(("the notebook changed since it was graded", key))
+        else:
+            missed.append(("not in this run", key))
+    return applied, missed
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _read_filled(folder: Folder, filled: Path
+                 ) -> tuple[dict[int, dict[str, float]], dict[int, str], list[str]]:
+    """The filled-in CSV checked: {row: {question: points}}, {row: comment}, notes. ManualError
+    with every mistake (the first 20) otherwise."""
+    manual_qs, files = folder.manual_qs, folder.files
     try:
         rows = _read_csv(filled)
     except OSError as exc:
@@ -73,7 +184,6 @@ def merge(out: Path, filled: Path) -> list[str]:
     if not qcols:
         raise ManualError(f"{filled} has no column for {', '.join(manual_qs)}")
     unknown = [c for c in cols if c and c not in ("file", "id", "comment", "key", *manual_qs)]
-    files = [cell_text(r[0]) for r in body]
     by_key = {file_key(f): i for i, f in enumerate(files)}
     by_name = {f: i for i, f in enumerate(files)}
     errors: list[str] = []
@@ -112,10 +222,37 @@ def merge(out: Path, filled: Path) -> list[str]:
     if errors:
         more = f"\n(and {len(errors) - 20} more)" if len(errors) > 20 else ""
         raise ManualError("nothing merged:\n" + "\n".join(errors[:20]) + more)
+    notes = []
+    if unknown:
+        notes.append(f"note: columns ignored: {', '.join(unknown)}")
+    missing = [q for q in manual_qs if q not in qcols]
+    if missing:
+        notes.append(f"note: {filled.name} has no column for {', '.join(missing)}")
+    return updates, comments, notes
+
+
+class Plan:
+    """What a merge or a re-apply will write: {path: bytes}, grades.csv's new rows, lines to print."""
+
+    def __init__(self) -> None:
+        self.files: dict[Path, bytes] = {}
+        self.table: list[list[str]] = []
+        self.lines: list[str] = []
+
+
+def _apply(folder: Folder, ledger: dict[Key, dict], plan: Plan) -> tuple[int, list[tuple[str, Key]], int]:
+    """grades.csv's rows and the feedback files with the ledger's hand grades in them (cells the
+    ledger does not speak for stay as they are); returns (rows with every hand-graded question,
+    the entries not applied, the grades applied)."""
+    header, body, manual_qs = folder.header, [list(r) for r in folder.body], folder.manual_qs
+    applied, missed = match(folder, ledger)
+    comments: dict[int, str] = {}
+    for (i, q), entry in applied.items():
+        if q == COMMENT:
+            comments[i] = str(entry.get("comment", ""))
+        else:
+            body[i][header.index(q)] = num(float(entry["points"]))
     col = {name: header.index(name) for name in [*manual_qs, "total_points_earned", *EXTRA_COLUMNS]}
-    for i, values in updates.items():
-        for q, v in values.items():
-            body[i][col[q]] = num(v)
     complete = 0
     for row in body:
         got = [row[col[q]] for q in manual_qs]
@@ -126,20 +263,99 @@ def merge(out: Path, filled: Path) -> list[str]:
             complete += 1
         else:
             row[col["manual_points_earned"]] = row[col["final_points_earned"]] = ""
-    tmp = out / "grades.csv.part"
-    with open(tmp, "w", encoding="utf-8", newline="") as f:
-        f.write(csv_text([header, *body]))
-    tmp.replace(out / "grades.csv")
-    _update_feedback(out, manual_qs, header, body, comments)
+    plan.table = [header, *body]
+    plan.files[folder.out / "grades.csv"] = csv_text(plan.table).encode("utf-8")
+    plan.files.update(_feedback(folder, body, comments))
+    return complete, missed, sum(1 for (_i, q) in applied if q != COMMENT)
+
+
+def merge_plan(out: Path, filled: Path) -> Plan:
+    """Everything a merge of ``filled`` writes, checked and computed; nothing written yet."""
+    folder = Folder(out)
+    if not folder.manual_qs:
+        raise ManualError(f"{folder.spec['assignment']} has no question graded by hand")
+    updates, comments, notes = _read_filled(folder, filled)
+    ledger = load_ledger(out)
+    when = _now()
+    for i, values in updates.items():
+        for q, v in values.items():
+            ledger[(folder.sha(i), folder.files[i], q)] = {
+                "sha256": folder.sha(i), "file": folder.files[i], "question": q, "points": v, "when": when}
+    for i, text in comments.items():
+        ledger[(folder.sha(i), folder.files[i], COMMENT)] = {
+            "sha256": folder.sha(i), "file": folder.files[i], "question": COMMENT, "comment": text,
+            "when": when}
+    # a folder merged before the ledger existed: what grades.csv holds stays where the ledger is silent
+    plan = Plan()
+    complete, _missed, _n = _apply(folder, ledger, plan)
+    plan.files[out / LEDGER] = ledger_bytes(folder.spec["assignment"], ledger)
     n = sum(len(v) for v in updates.values())
-    lines = [f"merged {n} grades from {filled} into {out / 'grades.csv'}: "
-             f"{complete} of {len(body)} rows have every hand-graded question ({', '.join(manual_qs)})"]
-    if unknown:
-        lines.append(f"note: columns ignored: {', '.join(unknown)}")
-    missing = [q for q in manual_qs if q not in qcols]
-    if missing:
-        lines.append(f"note: {filled.name} has no column for {', '.join(missing)}")
-    return lines
+    plan.lines = [f"merged {n} grades from {filled} into {out / 'grades.csv'}: "
+                  f"{complete} of {len(folder.body)} rows have every hand-graded question "
+                  f"({', '.join(folder.manual_qs)})",
+                  f"the hand grades are kept in {out / LEDGER}: a re-grade into {out} gives them back",
+                  *notes]
+    return plan
+
+
+def reapply_plan(out: Path) -> Plan | None:
+    """After a re-grade: the ledger's hand grades given back to the rows with the same content;
+    None when the folder has no ledger."""
+    ledger = load_ledger(out)
+    if not ledger:
+        return None
+    folder = Folder(out)
+    plan = Plan()
+    _complete, missed, n = _apply(folder, ledger, plan)
+    applied, _ = match(folder, ledger)
+    who = {lms_id(folder.files[i]) or folder.files[i] for (i, q) in applied if q != COMMENT}
+    n_comments = sum(1 for (_i, q) in applied if q == COMMENT)
+    line = f"kept {n} hand grades of {len(who)} students"
+    if n_comments:
+        line += f" and {n_comments} comments"
+    line += f" ({out / LEDGER})"
+    if missed:
+        reasons: dict[str, list[str]] = {}
+        for why, (_sha, file, q) in missed:
+            reasons.setdefault(why, []).append(f"{file} {q or 'comment'}")
+        line += f"; {len(missed)} not applied (still in the ledger): " + "; ".join(
+            f"{why}: {', '.join(items)}" for why, items in reasons.items())
+    plan.lines = [line]
+    return plan
+
+
+def write_all(files: dict[Path, bytes]) -> None:
+    """Every file to a temporary file beside it first; only when all are written, each renamed
+    into place. A failure before the renames leaves every file as it was."""
+    temps: list[tuple[Path, Path]] = []
+    try:
+        for path, data in files.items():
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
+            temps.append((tmp, path))
+            tmp.write_bytes(data)
+        for tmp, path in temps:
+            os.replace(tmp, path)
+    except OSError as exc:
+        raise ManualError(f"cannot write {exc.filename}: {exc.strerror}") from None
+    finally:
+        for tmp, _path in temps:
+            tmp.unlink(missing_ok=True)
+
+
+def merge(out: Path, filled: Path) -> list[str]:
+    """Merge a filled-in CSV into ``out`` (see the module's docstring); the lines to print."""
+    plan = merge_plan(out, filled)
+    write_all(plan.files)
+    return plan.lines
+
+
+def reapply(out: Path) -> list[str]:
+    """``course grade`` into a folder with a ledger: give its hand grades back; the lines to print."""
+    plan = reapply_plan(out)
+    if plan is None:
+        return []
+    write_all(plan.files)
+    return plan.lines
 
 
 def _find_row(key: str, cell: str, by_key: dict[str, int], by_name: dict[str, int]) -> int | str:
@@ -154,21 +370,19 @@ def _find_row(key: str, cell: str, by_key: dict[str, int], by_name: dict[str, in
     return "no such row in grades.csv"
 
 
-def _update_feedback(out: Path, manual_qs: dict[str, float], header: list[str], body: list[list[str]],
-                     comments: dict[int, str]) -> None:
-    """Each student's feedback gets (or has replaced) a section with the hand-graded points."""
-    stems: dict[str, str] = {}
-    for p in sorted((out / "results").glob("*.json")):
-        try:
-            stems[json.loads(p.read_text(encoding="utf-8"))["file"]] = p.stem
-        except (OSError, ValueError, KeyError):
-            continue
+def _feedback(folder: Folder, body: list[list[str]], comments: dict[int, str]) -> dict[Path, bytes]:
+    """Each student's feedback with (a new) section holding the hand-graded points and the comment;
+    another week's notebook keeps its feedback as it is (it was not run, nothing more)."""
+    out, manual_qs, header = folder.out, folder.manual_qs, folder.header
+    files: dict[Path, bytes] = {}
     for i, row in enumerate(body):
-        stem = stems.get(cell_text(row[0]))
+        stem = folder.stems.get(cell_text(row[0]))
         path = out / "feedback" / f"{stem}.md"
-        if stem is None or not path.exists():
+        status = cell_text(folder.status.get(folder.files[i], ""))
+        if stem is None or not path.exists() or is_wrong_notebook(status):
             continue
-        text = path.read_text(encoding="utf-8").split("\n" + MARKER, 1)[0].rstrip("\n") + "\n"
+        old = path.read_text(encoding="utf-8")
+        text = old.split("\n" + MARKER, 1)[0].rstrip("\n") + "\n"
         graded = [(q, row[header.index(q)]) for q in manual_qs if row[header.index(q)].strip()]
         if graded or i in comments:
             lines = ["", MARKER, "", "## Graded by your instructor", ""]
@@ -176,14 +390,16 @@ def _update_feedback(out: Path, manual_qs: dict[str, float], header: list[str], 
             if i in comments:
                 lines += ["", "Comment: " + comments[i]]
             text += "\n".join(lines) + "\n"
-        path.write_text(text, encoding="utf-8")
+        if text != old:
+            files[path] = text.encode("utf-8")
+    return files
 
 
 # ---------------------------------------------------------------- the command
 
 def main(argv: list[str] | None = None) -> int:
-    """``course manual DIR [FILLED.csv] [--gradebook CSV]``: 0 when done, 1 when the CSV has mistakes
-    (nothing written), 2 on a bad command line."""
+    """``course manual DIR [FILLED.csv] [--gradebook CSV]``: 0 when done, 1 when the CSV has mistakes,
+    2 on a bad command line or a gradebook that cannot be filled in; on 1 or 2 nothing in DIR changed."""
     p = argparse.ArgumentParser(prog="course manual",
                                 description="Merge hand-graded points into a course grade output folder.")
     p.add_argument("out", type=Path, metavar="DIR", help="the --out folder of course grade")
@@ -191,25 +407,41 @@ def main(argv: list[str] | None = None) -> int:
                    help="DIR/manual.csv (or a copy) with the points filled in")
     p.add_argument("--gradebook", type=Path, default=None,
                    help="the gradebook CSV from Canvas (or Moodle's grading worksheet): write "
-                        "DIR/canvas_import.csv (moodle_import.csv) with the final points")
+                        "DIR/canvas_import.csv (moodle_import.csv) with the final points (default: "
+                        "the one course grade was given, kept in DIR/lms.json)")
     p.add_argument("--gradebook-column", default=None, metavar="TEXT",
-                   help="the gradebook's column for this assignment (default: the one naming it)")
+                   help="the gradebook's column for this assignment (default: the one course grade "
+                        "was given with that gradebook, else the one naming it)")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
-    if args.filled is None and args.gradebook is None:
-        p.error("give FILLED.csv, --gradebook, or both")
     try:
-        if args.filled is not None:
-            for line in merge(args.out, args.filled):
-                print(line)
+        book, column = lms.remembered(args.out)
         if args.gradebook is not None:
-            for line in lms.export(args.out, args.gradebook, args.gradebook_column):
-                print(line)
+            same = book is not None and args.gradebook.resolve() == book
+            book, column = args.gradebook, args.gradebook_column or (column if same else None)
+        elif args.gradebook_column is not None:
+            column = args.gradebook_column
+        if args.filled is None and book is None:
+            p.error("give FILLED.csv, --gradebook, or both (DIR has no gradebook of its grading run)")
+        plan = merge_plan(args.out, args.filled) if args.filled is not None else Plan()
+        if book is not None:
+            if not book.exists():
+                raise lms.GradebookError(f"the gradebook {book} (of the grading run) is not there: "
+                                         "give it with --gradebook")
+            dest, data, lines = lms.render(args.out, book, column, plan.table or None)
+            plan.files[dest] = data
+            plan.lines += lines
+            doc = {"gradebook": str(book.resolve()), "gradebook_column": column}
+            plan.files[args.out / lms.LMS_META] = (json.dumps(doc, indent=1, ensure_ascii=False)
+                                                   + "\n").encode("utf-8")
+        write_all(plan.files)
     except ManualError as exc:
-        print(f"course manual: {exc}", file=sys.stderr)
+        print(f"course manual: {exc}\n(nothing in {args.out} was changed)", file=sys.stderr)
         return 1
     except lms.GradebookError as exc:
-        print(f"course manual: {exc}", file=sys.stderr)
+        print(f"course manual: {exc}\n(nothing in {args.out} was changed)", file=sys.stderr)
         return 2
+    for line in plan.lines:
+        print(line)
     return 0
 
 

@@ -101,8 +101,9 @@ def batch(tmp_path_factory) -> dict:
 def test_grading_finishes_and_writes_the_canvas_import(batch):
     res = batch["result"]
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    assert "canvas_import.csv: 5 students' column '00 Toy (4700)' filled in" in res.stdout
-    assert "5 rows have no hand-graded points yet (course manual)" in res.stdout
+    assert "canvas_import.csv: 4 students' column '00 Toy (4700)' filled in" in res.stdout
+    assert "4 rows have no hand-graded points yet (course manual)" in res.stdout
+    assert f"  canvas id 55555: {WRONG} (another week's notebook, not run)" in res.stdout
     assert "hand grading: open" in res.stdout
 
 
@@ -186,7 +187,7 @@ def test_course_manual_merges_the_filled_csv_and_refreshes_the_canvas_import(bat
     got = lms_samples.canvas_import((out / "canvas_import.csv").read_bytes())
     assert got["assignments"] == {"4700": "00 Toy (4700)"} and got["points"] == {"4700": "6.00"}
     assert got["grades"] == {("10101", "4700"): "6", ("10202", "4700"): "5.5", ("10303", "4700"): "6",
-                             ("10404", "4700"): "5", ("55555", "4700"): "0"}
+                             ("10404", "4700"): "5"}          # 55555, another week's notebook: held
     feedback = (out / "feedback" / "alicesmith_10101_20001_00_toy.md").read_text()
     assert "- q4: 1.0 / 1.0" in feedback and "Comment: Nice." in feedback
 
@@ -608,3 +609,118 @@ def test_rt3_a6_a_student_whose_rows_differ_is_held_not_best_of_n(redteam3):
 def test_rt3_a7_a_line_separator_in_a_students_name_keeps_the_gradebook(redteam3):
     assert "neither a Canvas gradebook" not in redteam3["result"].stderr
     assert "canvas_import.csv: 3 students' column '00 Toy (4700)' filled in" in redteam3["result"].stdout
+
+
+# ---------------------------------------------------------------- issue 19: a week without surprises
+
+def _toy_gradebook_needing_a_column(students) -> bytes:
+    """A Canvas gradebook with two columns that name 00_toy: course grade needs --gradebook-column."""
+    return lms_samples.canvas_gradebook(students).replace(b"Quiz 1 (4702)", b"00 Toy retake (4702)")
+
+
+def _files_of(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def week(tmp_path_factory) -> dict:
+    """A Canvas class (on time, late, another week's notebook) graded with a gradebook that needs
+    --gradebook-column; the TA fills a copy of manual.csv and merges it without naming the gradebook."""
+    root = tmp_path_factory.mktemp("week")
+    os.chmod(root, 0o755)
+    asg = root / "00_toy"
+    shutil.copytree(hostile.FIXTURE, asg)
+    subs = root / "class"
+    subs.mkdir()
+    (subs / ALICE).write_bytes(with_answer("The loss falls fast.", "plt.show()"))
+    (subs / BOB).write_bytes(with_answer("It goes down.", "plt.show()"))
+    (subs / DAVE).write_bytes(with_answer("Drawn, never shown.", "x = 1"))
+    (subs / WRONG).write_bytes((REPO / "notebooks" / "03_attention.ipynb").read_bytes())
+    book = root / "gradebook.csv"
+    book.write_bytes(_toy_gradebook_needing_a_column(lms_samples.STUDENTS + [
+        ("Kim, Dave", "10404", "S10404", "dkim", "Section B")]))
+    out = root / "out"
+
+    def grade(*extra: str) -> subprocess.CompletedProcess:
+        return run("-m", "course", "grade", str(subs), "--assignment", str(asg), "--out", str(out),
+                   "--workers", "2", "--no-progress", "--no-similarity", *extra)
+
+    without = grade("--gradebook", str(book))
+    first = grade("--gradebook", str(book), "--gradebook-column", "4700")
+    filled = root / "filled-by-the-ta.csv"
+    fill_by_column(out / "manual.csv", filled, {ALICE: "1", BOB: "0.5", DAVE: "0", WRONG: "0"})
+    with open(filled, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    rows[[r[0] for r in rows].index(ALICE)][rows[0].index("comment")] = "Clear plot."
+    with open(filled, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(rows)
+    merged = run("-m", "course", "manual", str(out), str(filled))
+    return {"root": root, "asg": asg, "subs": subs, "out": out, "book": book, "grade": grade,
+            "without": without, "first": first, "merged": merged}
+
+
+def test_week_the_wrong_week_upload_is_held_and_its_feedback_says_it_was_not_run(week):
+    res = week["first"]
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "HELD: 1 students" in res.stdout
+    assert f"  canvas id 55555: {WRONG} (another week's notebook, not run)" in res.stdout
+    assert "canvas_import.csv: 3 students' column '00 Toy (4700)' filled in" in res.stdout
+    got = lms_samples.canvas_import((week["out"] / "canvas_import.csv").read_bytes())
+    assert ("55555", "4700") not in got["grades"]                  # the gradebook cell stays as it is
+    page = (week["out"] / "report.html").read_text(encoding="utf-8")
+    assert "HELD: another week's notebook (1)" in page and WRONG in page.split("HELD: another")[1]
+    feedback = (week["out"] / "feedback" / "weekwrong_55555_20005_03_attention.md").read_text()
+    assert "was not run" in feedback and "Hand in your 00_toy notebook" in feedback
+    assert "failed" not in feedback and "Hint" not in feedback and "##" not in feedback
+
+
+def test_week_course_manual_remembers_the_gradebook_and_its_column(week):
+    assert week["without"].returncode == 2 and "matches several" in week["without"].stderr
+    res = week["merged"]
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "canvas_import.csv: 3 students' column '00 Toy (4700)' filled in" in res.stdout
+    got = lms_samples.canvas_import((week["out"] / "canvas_import.csv").read_bytes())
+    assert got["grades"] == {("10101", "4700"): "6", ("10202", "4700"): "5.5", ("10404", "4700"): "5"}
+    feedback = (week["out"] / "feedback" / "weekwrong_55555_20005_03_attention.md").read_text()
+    assert "Graded by your instructor" not in feedback                 # it was not run, nothing more
+
+
+def test_week_course_manual_with_a_mistake_changes_nothing(week, tmp_path):
+    out = week["out"]
+    bad = fill_by_column(out / "manual.csv", tmp_path / "bad.csv", {ALICE: "0.5", BOB: "7"})
+    before = _files_of(out)
+    res = run("-m", "course", "manual", str(out), str(bad))
+    assert res.returncode == 1 and "q4 = 7 is not between 0 and 1.0" in res.stderr
+    assert "nothing in" in res.stderr and _files_of(out) == before
+    moved = tmp_path / "gone.csv"                     # a gradebook that is not there any more
+    res = run("-m", "course", "manual", str(out), str(fill_by_column(out / "manual.csv", tmp_path / "ok.csv",
+                                                                     {ALICE: "0.5"})),
+              "--gradebook", str(moved))
+    assert res.returncode == 2 and _files_of(out) == before
+
+
+def test_week_regrading_keeps_every_hand_grade(week):
+    out = week["out"]
+    ledger = json.loads((out / "hand_grades.json").read_text())
+    assert len([e for e in ledger["grades"] if e["question"] == "q4"]) == 4
+    # the instructor fixes a hidden test (q3 now expects 4: every row loses its point) and DAVE's
+    # notebook is replaced by another upload; then grades again into the same folder
+    q3 = week["asg"] / "tests" / "q3.py"
+    q3.write_text(q3.read_text().replace("== 3", "== 4"))
+    (week["subs"] / DAVE).write_bytes(with_answer("A new upload.", "x = 2"))
+    res = week["grade"]("--gradebook", str(week["book"]), "--gradebook-column", "4700")
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "kept 3 hand grades of 3 students and 1 comments" in res.stdout
+    assert f"1 not applied (still in the ledger): the notebook changed since it was graded: {DAVE} q4" \
+        in res.stdout
+    rows = grade_rows(out)
+    assert {f: (r["q3"], r["q4"], r["final_points_earned"]) for f, r in rows.items()} == {
+        ALICE: ("0.0", "1.0", "5.0"), BOB: ("0.0", "0.5", "4.5"), DAVE: ("0.0", "", ""),
+        WRONG: ("0.0", "0.0", "0.0")}
+    feedback = (out / "feedback" / "alicesmith_10101_20001_00_toy.md").read_text()
+    assert "- q4: 1.0 / 1.0" in feedback and "Comment: Clear plot." in feedback
+    got = lms_samples.canvas_import((out / "canvas_import.csv").read_bytes())
+    assert got["grades"] == {("10101", "4700"): "5", ("10202", "4700"): "4.5", ("10404", "4700"): "4"}
+    assert json.loads((out / "hand_grades.json").read_text()) == ledger       # nothing dropped
+    assert (out / "manual-1.csv").exists() is False                  # the TA filled a copy

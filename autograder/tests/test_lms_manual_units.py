@@ -340,14 +340,14 @@ def test_merge_fills_grades_totals_and_feedback_and_blank_cells_keep_grades(grad
     assert rows["nobody.ipynb"]["q4"] == "" and rows["nobody.ipynb"]["final_points_earned"] == ""
     fb = (out / "feedback" / "alicesmith_10101_20001_00_toy.md").read_text()
     assert "## Graded by your instructor\n\n- q4: 1.0 / 1.0\n\nComment: Good plot." in fb
-    # a second file with only the last row: the others keep their grades; the feedback is replaced
+    # a second file with only the last row: the others keep their grades and comments
     second = _fill(tmp_path / "ta2.csv", [["file", "q4"], ["nobody.ipynb", "0"],
                                           ["alicesmith_10101_20001_00_toy.ipynb", ""]])
     manual.merge(out, second)
     rows = {r["file"]: r for r in csv.DictReader((out / "grades.csv").open())}
     assert [rows[f]["final_points_earned"] for f in sorted(rows)] == ["4.5", "6.0", "3.0"]
     fb = (out / "feedback" / "alicesmith_10101_20001_00_toy.md").read_text()
-    assert fb.count("## Graded by your instructor") == 1 and "Comment: Good plot." not in fb
+    assert fb.count("## Graded by your instructor") == 1 and "Comment: Good plot." in fb
 
 
 def test_a_filled_in_manual_csv_is_kept_by_the_next_run(graded):
@@ -605,3 +605,89 @@ def test_a_spreadsheets_csv_is_read_with_its_delimiter(raw, sep, first):
     rows, got, bom = csvcells.read_spreadsheet(raw)
     assert (got, rows[0], bom) == (sep, first, False)
     assert rows[-1][0] in ("b.ipynb", "Aaron\u2028A", "Ren\u00e9e.ipynb")
+
+
+# ---------------------------------------------------------------- issue 19: the ledger, held rows
+
+def _week_results(shas: dict[str, str]) -> list[report.Result]:
+    return [report.Result(file=f, stem=inputs.safe_stem(f), status="ok", question_points={"q1": 2.0},
+                          sha256=sha) for f, sha in shas.items()]
+
+
+def test_a_regrade_gives_the_ledgers_hand_grades_back_by_content(tmp_path):
+    asg = assignment.load(str(hostile.FIXTURE))
+    alice, bob, carol = ("alicesmith_10101_1_00_toy.ipynb", "bobjones_10202_2_00_toy.ipynb",
+                         "leecarol_10303_3_00_toy.ipynb")
+    out = tmp_path / "out"
+    out.mkdir()
+    report.write_all(out, asg, _week_results({alice: "a" * 64, bob: "b" * 64, carol: "c" * 64}),
+                     {"workers": 1, "mode": "weak"})
+    manual.merge(out, _fill(tmp_path / "f.csv", [["file", "q4", "comment"], [alice, "1", "Good."],
+                                                  [bob, "0.5", ""], [carol, "0", ""]]))
+    ledger = (out / manual.LEDGER).read_bytes()
+    doc = json.loads(ledger)
+    assert sorted((e["file"], e["question"], e.get("points"), e.get("comment")) for e in doc["grades"]) == [
+        (alice, "", None, "Good."), (alice, "q4", 1.0, None), (bob, "q4", 0.5, None),
+        (carol, "q4", 0.0, None)]
+    # a re-grade: new totals, Bob's row renamed (same bytes), Carol's notebook replaced
+    results = _week_results({alice: "a" * 64, "bobjones_LATE_10202_2_00_toy.ipynb": "b" * 64,
+                             carol: "d" * 64})
+    for r in results:
+        r.question_points = {"q1": 1.0}
+    report.write_all(out, asg, results, {"workers": 1, "mode": "weak"})
+    lines = manual.reapply(out)
+    assert lines == [f"kept 2 hand grades of 2 students and 1 comments ({out / manual.LEDGER}); 1 not "
+                     f"applied (still in the ledger): the notebook changed since it was graded: {carol} q4"]
+    rows = {r["file"]: r for r in csv.DictReader((out / "grades.csv").open())}
+    assert {f: (r["q4"], r["final_points_earned"]) for f, r in rows.items()} == {
+        alice: ("1.0", "2.0"), "bobjones_LATE_10202_2_00_toy.ipynb": ("0.5", "1.5"), carol: ("", "")}
+    assert "Comment: Good." in (out / "feedback" / f"{inputs.safe_stem(alice)}.md").read_text()
+    assert (out / manual.LEDGER).read_bytes() == ledger                # kept as it was
+    # grading Carol's new notebook replaces the old grade: nothing listed any more
+    manual.merge(out, _fill(tmp_path / "g.csv", [["file", "q4"], [carol, "1"]]))
+    assert manual.reapply(out)[0].startswith("kept 3 hand grades of 3 students and 1 comments (")
+
+
+def test_a_wrong_week_upload_is_held_not_exported(tmp_path):
+    asg = assignment.load(str(hostile.FIXTURE))
+    wrong = "weekwrong_55555_4_03_attention.ipynb"
+    results = [report.Result(file="alicesmith_10101_20001_00_toy.ipynb", stem="a", status="ok",
+                             question_points={"q1": 2.0}),
+               report.Result(file=wrong, stem="w", status="wrong notebook: this is 03_attention, not 00_toy",
+                             question_points={"q1": 0.0})]
+    out = tmp_path / "out"
+    out.mkdir()
+    report.write_all(out, asg, results, {"workers": 1, "mode": "weak"})
+    book = tmp_path / "gradebook.csv"
+    book.write_bytes(lms_samples.canvas_gradebook(lms_samples.STUDENTS))
+    lines = lms.export(out, book)
+    got = lms_samples.canvas_import((out / "canvas_import.csv").read_bytes())
+    assert got["grades"] == {("10101", "4700"): "2"}
+    assert lines[-2].startswith("HELD: 1 students") and lines[-1] == \
+        f"  canvas id 55555: {wrong} (another week's notebook, not run)"
+    assert "HELD: another week's notebook (1)" in (out / "report.html").read_text()
+    assert (out / "feedback" / "w.md").read_text() == (
+        f"# 00_toy: feedback for {wrong}\n\nNot graded: this notebook was not run (wrong notebook: this "
+        "is 03_attention, not 00_toy). Hand in your 00_toy notebook.\n")
+
+
+def test_course_manual_is_all_or_nothing_and_remembers_the_gradebook(tmp_path):
+    out = _graded_for_lms(tmp_path, {})
+    book = tmp_path / "gradebook.csv"
+    book.write_bytes(lms_samples.canvas_gradebook(lms_samples.STUDENTS).replace(b"Quiz 1 (4702)",
+                                                                                  b"00 Toy b (4702)"))
+    lms.remember(out, book, "4700")
+    lms.export(out, book, "4700")
+    alice = "alicesmith_10101_20001_00_toy.ipynb"
+    before = {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    bad = _fill(tmp_path / "bad.csv", [["file", "q4"], [alice, "1"], ["ghost.ipynb", "1"]])
+    assert manual.main([str(out), str(bad)]) == 1
+    assert {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert manual.main([str(out), str(bad), "--gradebook-column", "nothing like it"]) == 1
+    good = _fill(tmp_path / "good.csv", [["file", "q4"], [alice, "1"]])
+    assert manual.main([str(out), str(good), "--gradebook-column", "nothing like it"]) == 2
+    assert {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert manual.main([str(out), str(good)]) == 0                 # the column of the grading run
+    got = lms_samples.canvas_import((out / "canvas_import.csv").read_bytes())
+    assert got["grades"][("10101", "4700")] == "6"
+    assert not [p for p in out.rglob("*.part")]
