@@ -190,7 +190,8 @@ def test_feedback_shows_the_cells_that_raised_given_ones_too():
     feedback names every cell that raised, on one line each, and ignores malformed entries."""
     asg = assignment.load(str(hostile.FIXTURE))
     r = report.Result(file="a.ipynb", stem="a", status="ok", question_points={"q1": 1.0})
-    r.cell_errors = [{"cell": 51, "kind": "error", "error": "AttributeError: 'SelfAttention' object has no attribute 'drop'"},
+    r.cell_errors = [{"cell": 51, "kind": "error",
+                      "error": "AttributeError: 'SelfAttention' object has no attribute 'drop'"},
                      {"cell": 7, "kind": "timeout", "error": "ran over 60 s\nand `more`"},
                      {"cell": "x", "error": "forged"}, "not a dict"]
     text = report.feedback_md(asg, r)
