@@ -96,6 +96,27 @@ QUESTIONS = {
             ''',
         },
     ),
-    "q9": "numbers worked out by hand (the frequencies, their entropy, four times it): the right "
-          "values are the answer",
+    # q9: numbers worked out by hand (the frequencies, their entropy, four times it): the right values
+    # are the answer. The entropy and the loss also earn when computed from the student's own
+    # dictionary (follow-through), but only for a real attempt: its words exactly the words of the
+    # sentences, frequencies above zero adding up to one (not all on one word).
+    "q9": Question(
+        replaces="word_frequencies",
+        cap=0,
+        keeps="nothing: follow-through credit needs a dictionary over the words of the sentences",
+        variants={
+            # wrong constants (red team a4): one word with frequency 1, entropy 0, loss 0
+            "one_word_zeros": '''
+                word_frequencies = {"the": 1.0}
+                frequency_entropy = 0.0
+                no_talking_loss = 0.0
+            ''',
+            # the right words with frequency 1 for one of them: entropy 0, loss 0
+            "all_on_one_word": '''
+                word_frequencies = {"the": 1.0, "is": 0.0, "cat": 0.0, "alive": 0.0, "box": 0.0, "empty": 0.0}
+                frequency_entropy = 0.0
+                no_talking_loss = 0.0
+            ''',
+        },
+    ),
 }

@@ -22,6 +22,16 @@ WEIGHTS_THAT_DO_NO_WORK = {
             weights = torch.eye(L, dtype=q.dtype).expand(*q.shape[:-1], L)
             return weights @ v, weights
     ''',
+    # no mixing between sites (red team a2): site i's output is its own value scaled by q_i . k_i,
+    # the weights a softmax over a diagonal energy; rows of probabilities that change with q and k,
+    # equivariant under permutation, differentiable, but no site ever listens to another
+    "no_mixing": '''
+        def Attention(q, k, v):
+            s = (q * k).sum(-1)
+            weights = torch.softmax(torch.diag_embed(s), dim=-1)
+            out = v * torch.sigmoid(s)[..., None]
+            return out, weights
+    ''',
     # one fixed random matrix of weights, whatever q and k
     "constant_weights": '''
         def Attention(q, k, v):

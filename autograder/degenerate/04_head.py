@@ -3,7 +3,8 @@
 # q1's tests: test_page_shapes (1, public) and test_parameter_count (1) look only at sizes; every
 # other test (values 2, batched 1, weights detached 1, gradients 1, permutation 1, rules 1) first
 # checks that the head computes from x (same x, same answer; another x, another output and other
-# weights; other Q and K, other weights; another V, another output), so an answer that does no
+# weights; another Q, other weights; another K, other weights again; another V, another output;
+# and a non-zero gradient reaching each of Q, K and V), so an answer that does no
 # work keeps at most the 2 size points.
 _LAYERS = '''
                     self.Q = nn.Linear(dim, head_dim, bias=False)
@@ -104,6 +105,22 @@ QUESTIONS = {
                         out, weights = Attention(v, v, v)
                         self.weights = weights.detach()
                         return out
+            ''',
+            # the queries attend to the queries (red team a3): K exists and is touched as
+            # 0 * K(x).sum() so that a (zero) gradient reaches K.weight
+            "ignores_K": '''
+                class Head(nn.Module):
+                    def __init__(self, dim, head_dim):
+                        super().__init__()
+                        self.Q = nn.Linear(dim, head_dim, bias=False)
+                        self.K = nn.Linear(dim, head_dim, bias=False)
+                        self.V = nn.Linear(dim, head_dim, bias=False)
+
+                    def forward(self, x):
+                        q = self.Q(x)
+                        out, weights = Attention(q, q, self.V(x))
+                        self.weights = weights.detach()
+                        return out + 0 * self.K(x).sum()
             ''',
             # the mean of the values over the sites (what uniform weights give), weights uniform
             "mean_of_values": '''

@@ -3,8 +3,8 @@
 # q2's tests: test_multihead_shape (1, public), test_multihead_shapes_random (1),
 # test_multihead_parameter_count (1) and test_multihead_separate_registered_heads (1) look only at
 # sizes and structure; the others (values 2, permutation 1, rules 1) first check that the answer
-# computes from x with its heads (same x, same answer; another x, another output; other Q, K, V in
-# the heads, another output), and the values are recomputed from the matrices the test puts in, so
+# computes from x with its heads (same x, same answer; another x, another output; another Q, then
+# another K, then another V in the heads, another output each time), and the values are recomputed from the matrices the test puts in, so
 # an answer that does no work keeps at most the 4 size and structure points.
 _INIT = '''
                 def __init__(self, dim, heads):
@@ -32,6 +32,15 @@ QUESTIONS = {
                     return FAKE(x, tuple(x.shape))
         '''),
         variants={
+            # every head's queries attend to its own queries: K is never used (red team a3, in 05)
+            "heads_ignore_K": _multihead('''
+                def forward(self, x):
+                    outs = []
+                    for head in self.heads:
+                        q = head.Q(x)
+                        outs.append(Attention(q, q, head.V(x))[0] + 0 * head.K(x).sum())
+                    return self.mix(torch.cat(outs, dim=-1))
+            '''),
             # mix applied to the input itself: no head is ever called
             "mix_only": _multihead('''
                 def forward(self, x):

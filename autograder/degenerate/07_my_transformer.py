@@ -31,6 +31,9 @@ QUESTIONS = {
               "test_mytransformer_parameter_count (the pieces and the count by formula): 1 + 1 + 2.5",
         template=_PIECES,
         variants={
+            # all the right pieces, a forward that returns zeros made on x's device (red team a1,
+            # found before 07 was anchored: it earned 8/10 on q1 then)
+            "zeros_all_pieces": _ZERO_NET,
             # the logits are the input tokens, one-hot: the input echoed, no parameter used
             "one_hot_echo": '''
                 class MyTransformer(nn.Module):

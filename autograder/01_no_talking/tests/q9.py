@@ -36,24 +36,48 @@ def test_entropy(frequency_entropy, word_frequencies):
     entropy = number(student(frequency_entropy))
     right = [0.25, 0.25, 0.2, 0.2, 0.05, 0.05]
     targets = [-sum((p * math.log(p) for p in right))]
+
+    def plausible(frequencies):
+        """A real attempt: a frequency above zero for each word of the sentences (each occurs), no
+        other word, adding up to one (not all on one word)."""
+        from course import SENTENCES
+        words = {w for sentence in SENTENCES for w in sentence.split()}
+        if type(frequencies) is not dict or set(frequencies) != words:
+            return False
+        own = [number(p) for p in frequencies.values()]
+        return all((p > 0 for p in own)) and abs(sum(own) - 1) < 1e-06
     try:
-        own = [number(p) for p in student(word_frequencies).values()]
-        targets.append(-sum((p * math.log(p) for p in own if p > 0)))
+        frequencies = student(word_frequencies)
+        if plausible(frequencies):
+            own = [number(p) for p in frequencies.values()]
+            targets.append(-sum((p * math.log(p) for p in own if p > 0)))
     except (AttributeError, StudentError, TypeError, ValueError):
         pass
     assert min((abs(entropy - t) for t in targets)) < 0.005, 'not -sum p log p'
 
 @test_case(points=1, hidden=True, 
     failure_message="The loss should be four times the entropy (one cost per position, four positions): about 6.55.")
-def test_loss(no_talking_loss, frequency_entropy):
+def test_loss(no_talking_loss, frequency_entropy, word_frequencies):
     import math
     from course.handles import StudentError, number, student
     loss = number(student(no_talking_loss))
     right = [0.25, 0.25, 0.2, 0.2, 0.05, 0.05]
     targets = [4 * -sum((p * math.log(p) for p in right))]
+
+    def plausible(frequencies):
+        """A real attempt: a frequency above zero for each word of the sentences (each occurs), no
+        other word, adding up to one (not all on one word)."""
+        from course import SENTENCES
+        words = {w for sentence in SENTENCES for w in sentence.split()}
+        if type(frequencies) is not dict or set(frequencies) != words:
+            return False
+        own = [number(p) for p in frequencies.values()]
+        return all((p > 0 for p in own)) and abs(sum(own) - 1) < 1e-06
     try:
-        targets.append(4 * number(student(frequency_entropy)))
-    except StudentError:
+        entropy = number(student(frequency_entropy))
+        if plausible(student(word_frequencies)):
+            targets.append(4 * entropy)
+    except (AttributeError, StudentError, TypeError, ValueError):
         pass
     assert min((abs(loss - t) for t in targets)) < 0.02, 'not four times the entropy'
 

@@ -47,6 +47,23 @@ def test_permutation(Attention, shuffled_weights_are):
         assert not same(new_q, weights), 'the weights do not change when the queries change'
         assert not same(new_k, weights), 'the weights do not change when the keys change'
         assert not same(new_v, out), 'the output does not change when the values change'
+        j = 2
+        others = [i for i in range(6) if i != j]
+        q_j, k_j, v_j = (q.clone(), k.clone(), v.clone())
+        q_j[j] += 2 * torch.randn(4)
+        k_j[j] += 2 * torch.randn(4)
+        v_j[j] += 2 * torch.randn(4)
+        mixed = [Attention(q_j, k, v), Attention(q, k_j, v), Attention(q, k, v_j)]
+        for answer in mixed:
+            assert type(answer) in (tuple, list) and len(answer) == 2, 'Attention does not return (out, weights)'
+            assert all((type(t) is torch.Tensor for t in answer)), 'Attention does not return two tensors'
+        (out_q, _), (out_k, _), (out_v, _) = mixed
+        assert out.shape == out_q.shape == out_k.shape == out_v.shape == (6, 4), 'Attention does not return an output of the shape of v'
+        assert not (same(out_q[others], out[others]) and same(out_k[others], out[others])), 'changing the query or the key of one site changes the output of no other site: do your sites listen to each other?'
+        assert not same(out_v[others], out[others]), 'changing the value of one site changes the output of no other site: do your sites listen to each other?'
+        assert weights.shape == (6, 6), 'the weights are not of shape (L, L)'
+        off_diagonal = weights.sum() - torch.diagonal(weights).sum()
+        assert off_diagonal > 0.5, 'the weights put (almost) nothing on the other sites: every site listens only to itself'
     does_work(Attention)
     torch.manual_seed(6)
     for L, d in [(7, 4), (4, 9)]:

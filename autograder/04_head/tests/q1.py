@@ -92,14 +92,17 @@ def test_batched(Head):
             out, weights = (head(x), head.weights.get())
             again, again_weights = (head(x), head.weights.get())
             other, other_weights = (head(y), head.weights.get())
-            head.set_params({'Q.weight': new(), 'K.weight': new()})
+            head.set_params({'Q.weight': new()})
+            _, q_weights = (head(x), head.weights.get())
+            head.set_params({'K.weight': new()})
             qk, qk_weights = (head(x), head.weights.get())
             head.set_params({'V.weight': new()})
             v = head(x)
         assert close(again, out, atol=1e-06, rtol=1e-05) and close(again_weights, weights, atol=1e-06, rtol=1e-05), 'your Head gives another output or other weights each time it is called on the same x'
         assert not close(other, out, atol=0.001, rtol=0.001), "your Head's output does not change when x changes"
         assert not close(other_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when x changes'
-        assert not close(qk_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when Q and K change'
+        assert not close(q_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when Q changes'
+        assert not close(qk_weights, q_weights, atol=0.001, rtol=0.001), 'head.weights does not change when K changes'
         assert not close(v, qk, atol=0.001, rtol=0.001), "your Head's output does not change when V changes"
     torch.manual_seed(3)
     does_work(12, 3, 7)
@@ -142,14 +145,17 @@ def test_weights_detached(Head):
             out, weights = (head(x), head.weights.get())
             again, again_weights = (head(x), head.weights.get())
             other, other_weights = (head(y), head.weights.get())
-            head.set_params({'Q.weight': new(), 'K.weight': new()})
+            head.set_params({'Q.weight': new()})
+            _, q_weights = (head(x), head.weights.get())
+            head.set_params({'K.weight': new()})
             qk, qk_weights = (head(x), head.weights.get())
             head.set_params({'V.weight': new()})
             v = head(x)
         assert close(again, out, atol=1e-06, rtol=1e-05) and close(again_weights, weights, atol=1e-06, rtol=1e-05), 'your Head gives another output or other weights each time it is called on the same x'
         assert not close(other, out, atol=0.001, rtol=0.001), "your Head's output does not change when x changes"
         assert not close(other_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when x changes'
-        assert not close(qk_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when Q and K change'
+        assert not close(q_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when Q changes'
+        assert not close(qk_weights, q_weights, atol=0.001, rtol=0.001), 'head.weights does not change when K changes'
         assert not close(v, qk, atol=0.001, rtol=0.001), "your Head's output does not change when V changes"
     torch.manual_seed(4)
     does_work(16, 4, 6)
@@ -183,14 +189,17 @@ def test_gradients(Head):
             out, weights = (head(x), head.weights.get())
             again, again_weights = (head(x), head.weights.get())
             other, other_weights = (head(y), head.weights.get())
-            head.set_params({'Q.weight': new(), 'K.weight': new()})
+            head.set_params({'Q.weight': new()})
+            _, q_weights = (head(x), head.weights.get())
+            head.set_params({'K.weight': new()})
             qk, qk_weights = (head(x), head.weights.get())
             head.set_params({'V.weight': new()})
             v = head(x)
         assert close(again, out, atol=1e-06, rtol=1e-05) and close(again_weights, weights, atol=1e-06, rtol=1e-05), 'your Head gives another output or other weights each time it is called on the same x'
         assert not close(other, out, atol=0.001, rtol=0.001), "your Head's output does not change when x changes"
         assert not close(other_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when x changes'
-        assert not close(qk_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when Q and K change'
+        assert not close(q_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when Q changes'
+        assert not close(qk_weights, q_weights, atol=0.001, rtol=0.001), 'head.weights does not change when K changes'
         assert not close(v, qk, atol=0.001, rtol=0.001), "your Head's output does not change when V changes"
     torch.manual_seed(5)
     does_work(10, 6, 5)
@@ -205,6 +214,7 @@ def test_gradients(Head):
     for name in ('Q.weight', 'K.weight', 'V.weight'):
         grad = param_grads.get(name)
         assert type(grad) is torch.Tensor, f'no gradient reached {name}'
+        assert grad.abs().max() > 1e-06, f'the gradient of {name} is zero: your output does not depend on {name[0]}'
         for _ in range(2):
             u = torch.randn(start[name].shape, dtype=torch.float64)
             head.set_params({name: start[name] + eps * u})
@@ -240,14 +250,17 @@ def test_permutation(Head):
             out, weights = (head(x), head.weights.get())
             again, again_weights = (head(x), head.weights.get())
             other, other_weights = (head(y), head.weights.get())
-            head.set_params({'Q.weight': new(), 'K.weight': new()})
+            head.set_params({'Q.weight': new()})
+            _, q_weights = (head(x), head.weights.get())
+            head.set_params({'K.weight': new()})
             qk, qk_weights = (head(x), head.weights.get())
             head.set_params({'V.weight': new()})
             v = head(x)
         assert close(again, out, atol=1e-06, rtol=1e-05) and close(again_weights, weights, atol=1e-06, rtol=1e-05), 'your Head gives another output or other weights each time it is called on the same x'
         assert not close(other, out, atol=0.001, rtol=0.001), "your Head's output does not change when x changes"
         assert not close(other_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when x changes'
-        assert not close(qk_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when Q and K change'
+        assert not close(q_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when Q changes'
+        assert not close(qk_weights, q_weights, atol=0.001, rtol=0.001), 'head.weights does not change when K changes'
         assert not close(v, qk, atol=0.001, rtol=0.001), "your Head's output does not change when V changes"
     torch.manual_seed(6)
     does_work(12, 4, 7)
@@ -287,14 +300,17 @@ def test_rules(Head):
             out, weights = (head(x), head.weights.get())
             again, again_weights = (head(x), head.weights.get())
             other, other_weights = (head(y), head.weights.get())
-            head.set_params({'Q.weight': new(), 'K.weight': new()})
+            head.set_params({'Q.weight': new()})
+            _, q_weights = (head(x), head.weights.get())
+            head.set_params({'K.weight': new()})
             qk, qk_weights = (head(x), head.weights.get())
             head.set_params({'V.weight': new()})
             v = head(x)
         assert close(again, out, atol=1e-06, rtol=1e-05) and close(again_weights, weights, atol=1e-06, rtol=1e-05), 'your Head gives another output or other weights each time it is called on the same x'
         assert not close(other, out, atol=0.001, rtol=0.001), "your Head's output does not change when x changes"
         assert not close(other_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when x changes'
-        assert not close(qk_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when Q and K change'
+        assert not close(q_weights, weights, atol=0.001, rtol=0.001), 'head.weights does not change when Q changes'
+        assert not close(qk_weights, q_weights, atol=0.001, rtol=0.001), 'head.weights does not change when K changes'
         assert not close(v, qk, atol=0.001, rtol=0.001), "your Head's output does not change when V changes"
     torch.manual_seed(7)
     does_work(16, 8, 5)

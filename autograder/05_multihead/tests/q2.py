@@ -151,12 +151,15 @@ def test_multihead_permutation(MultiHead):
         x, y = (torch.randn(2, L, dim), torch.randn(2, L, dim))
         with multi.swapped(Attention=reference_attention):
             out, again, other = (multi(x), multi(x), multi(y))
-            for head in multi.heads:
-                randomize(head)
-            changed = multi(x)
+            changed = {}
+            for name in ('Q', 'K', 'V'):
+                for head in multi.heads:
+                    head.set_params({n: 1.5 * torch.randn(t.shape) / math.sqrt(t.shape[-1]) for n, t in head.params(values=False).items() if n.split('.')[0] == name})
+                changed[name] = multi(x)
         assert close(again, out, atol=1e-06, rtol=1e-05), 'your MultiHead gives another output each time it is called on the same x'
         assert not close(other, out, atol=0.001, rtol=0.001), "your MultiHead's output does not change when x changes"
-        assert not close(changed, out, atol=0.001, rtol=0.001), "your MultiHead's output does not change when the Q, K and V of its heads change"
+        for name, before, after in (('Q', out, changed['Q']), ('K', changed['Q'], changed['K']), ('V', changed['K'], changed['V'])):
+            assert not close(after, before, atol=0.001, rtol=0.001), f"your MultiHead's output does not change when the {name} of its heads changes"
     torch.manual_seed(3)
     does_work(12, 3, 6)
     for dim, heads, L in [(12, 3, 6), (10, 5, 4)]:
@@ -192,12 +195,15 @@ def test_multihead_rules(MultiHead):
         x, y = (torch.randn(2, L, dim), torch.randn(2, L, dim))
         with multi.swapped(Attention=reference_attention):
             out, again, other = (multi(x), multi(x), multi(y))
-            for head in multi.heads:
-                randomize(head)
-            changed = multi(x)
+            changed = {}
+            for name in ('Q', 'K', 'V'):
+                for head in multi.heads:
+                    head.set_params({n: 1.5 * torch.randn(t.shape) / math.sqrt(t.shape[-1]) for n, t in head.params(values=False).items() if n.split('.')[0] == name})
+                changed[name] = multi(x)
         assert close(again, out, atol=1e-06, rtol=1e-05), 'your MultiHead gives another output each time it is called on the same x'
         assert not close(other, out, atol=0.001, rtol=0.001), "your MultiHead's output does not change when x changes"
-        assert not close(changed, out, atol=0.001, rtol=0.001), "your MultiHead's output does not change when the Q, K and V of its heads change"
+        for name, before, after in (('Q', out, changed['Q']), ('K', changed['Q'], changed['K']), ('V', changed['K'], changed['V'])):
+            assert not close(after, before, atol=0.001, rtol=0.001), f"your MultiHead's output does not change when the {name} of its heads changes"
     torch.manual_seed(4)
     does_work(12, 3, 5)
     multi = MultiHead(12, 3)
