@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from instructor import build
+from instructor import build, masters
 
 NAME = "09_gpt"
 pytestmark = pytest.mark.skipif(NAME not in build.masters(), reason="09 not written yet")
@@ -95,7 +95,7 @@ def chapter_namespace() -> dict:
         if cell.cell_type != "code" or "reference" in cell.metadata.get("tags", []):
             continue
         try:
-            tree = ast.parse(build.answer_code(cell.source))
+            tree = ast.parse(masters.answer_code(cell.source))
         except SyntaxError:
             continue
         keep = []
