@@ -47,9 +47,13 @@ import torch
 
 from . import rules, wire
 
+GIVEN_MARK = "# GIVEN"              # the first line of every GIVEN cell (the course's code)
 SETUP_MARK = "# GIVEN: setup."   # the first line of every notebook's setup cell (instructor/build.py)
 # the cell otter's executor puts first in a notebook it runs (otter/execute/preprocessor.py)
 _OTTER_CELL = re.compile(r'import sys\nsys\.path\.append\(r"[^"\n]*"\)\n?')
+# nbgrader's test cells (instructor/nbgrader_course.py writes them): the course's tests, run in place
+_NBGRADER_TEST = re.compile(r"# test q\w+[ :][^\n]*\n(### BEGIN HIDDEN TESTS\n)?"
+                            r"from course\.nbgrader_check import check\n")
 RESERVED = {"get", "info", "type", "isa", "identity", "params", "buffers", "modules", "set_params",
             "vjp", "swapped", "name", "describe"}
 
@@ -256,16 +260,21 @@ class LocalTransport(Transport):
         return self.server._inflate(answer.get("value"))
 
     def template(self) -> list[str] | None:
-        """In the student's own process the blank notebook is not at hand; its setup cell is known
-        by its first line, and is the course's (it uses sys and pip to find and install the
-        course, which a notebook's own code may not). Only self-checks run here (and, until they
-        go through the judge, Gradescope and nbgrader): the judge reads the real blank notebook."""
-        return [c for c in self.cells() if c.lstrip().startswith(SETUP_MARK) or _OTTER_CELL.fullmatch(c)]
+        """In the student's own process the blank notebook is not at hand; its GIVEN cells are
+        known by their first line, and are the course's (the setup cell uses sys and pip to find
+        and install the course, which a notebook's own code may not), and so is the cell otter's
+        executor puts first (nbgrader's test cells are left out of :meth:`cells`). A graded
+        definition in such a cell is still no answer (it counts as the blank template). Only
+        self-checks run here (and, until they go through the judge, Gradescope and nbgrader): the
+        judge reads the real blank notebook."""
+        return [c for c in self.cells()
+                if c.lstrip().startswith(GIVEN_MARK) or _OTTER_CELL.fullmatch(c)]
 
     def cells(self, obj: Any = None) -> list[str]:
         history = self.env.get("In")
         if isinstance(history, list) and any(isinstance(c, str) and c.strip() for c in history):
-            return [c for c in history if isinstance(c, str)]
+            # nbgrader's test cells are the tests, not the notebook's code
+            return [c for c in history if isinstance(c, str) and not _NBGRADER_TEST.match(c)]
         import inspect
         try:
             return [inspect.getsource(obj)] if obj is not None else []

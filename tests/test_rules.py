@@ -361,5 +361,16 @@ def test_a_self_check_counts_the_notebooks_setup_cell_as_the_courses():
     otter = 'import sys\nsys.path.append(r"/autograder/submission")'       # otter's executor adds it
     local = handles.LocalTransport({"In": ["", otter, setup, HONEST]})
     assert static_uses(local.cells(), ["Attention"], local.template()) == []
+    # nbgrader runs its test cells in the notebook: tests, not the notebook's code (they import
+    # course.handles and bind torch in every function, which the reading must not follow)
+    test_cell = ("# test q1 test_rules (1 point): hidden, run when your notebook is graded\n"
+                 "### BEGIN HIDDEN TESTS\nfrom course.nbgrader_check import check\n\n"
+                 "def test_rules(Attention):\n    import torch\n    from course.handles import student\n"
+                 "    torch.manual_seed(0)\n    return F.scaled_dot_product_attention\n")
+    given = ("# GIVEN: the page's check\nimport torch.nn.functional as F\n"
+             "sdpa = F.scaled_dot_product_attention\n")
+    local = handles.LocalTransport({"In": ["", setup, given, HONEST, test_cell]})
+    assert test_cell not in local.cells()
+    assert static_uses(local.cells(), ["Attention"], local.template()) == []
     fake = handles.LocalTransport({"In": ["", SETUP_MARK + "\n" + IN_CAPTURE]})
     assert static_uses(fake.cells(), ["Attention"], fake.template()) != []
