@@ -79,7 +79,8 @@ from course.tinydenoiser import TinyDenoiser  # noqa: E402
 from course.training import STORY_ADAM, Seed, TrainLoop  # noqa: E402
 from instructor.build import reference_namespace  # noqa: E402
 
-SHARED = ROOT.parent / "shared" / "data" / "tinystories"      # the offline copies, if here
+# the offline copies, if here: ../shared beside the clone, or where $COURSE_SHARED says (make test SHARED=...)
+SHARED = Path(os.environ.get("COURSE_SHARED") or ROOT.parent / "shared") / "data" / "tinystories"
 SHARED_TRAIN = SHARED / "TinyStories-train-first2MiB.txt"
 SHARED_HELDOUT = SHARED / "TinyStories-valid-sample.txt"
 UNUSED_RANGE = (4_000_000, 5_500_000)      # of the course's download: bytes it never reads

@@ -25,7 +25,7 @@ EDITED = "03_attention" if "03_attention" in NAMES else NAMES[0]     # where a G
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> dict:
-    return grade_both(NAMES, tmp_path_factory.mktemp("nbgrader"), fail=2, passing=1, edited=EDITED,
+    return grade_both(NAMES, tmp_path_factory.mktemp("nbgrader"), fail=1, passing=1, edited=EDITED,
                       feedback=(EDITED,), groups=2)
 
 
@@ -107,7 +107,7 @@ def test_nbgrader_export_equals_course_grade_per_question(run):
     assert {r["notebook"] for r in rows} == set(NAMES)
     for name in NAMES:
         mutants = [r for r in rows if r["notebook"] == name and r["submission"] not in ("solution", "blank")]
-        assert len(mutants) >= 3, f"{name}: only {len(mutants)} mutants"
+        assert len(mutants) >= 2, f"{name}: only {len(mutants)} mutants"
     different = [r for r in rows if not r["same"]]
     assert not different, "\n".join(f"{r['notebook']} {r['submission']}: {r['questions']}" for r in different)
     assert all(r["status"] == "ok" for r in rows), [r for r in rows if r["status"] != "ok"]
