@@ -54,6 +54,7 @@ _OTTER_CELL = re.compile(r'import sys\nsys\.path\.append\(r"[^"\n]*"\)\n?')
 # nbgrader's test cells (instructor/nbgrader_course.py writes them): the course's tests, run in place
 _NBGRADER_TEST = re.compile(r"# test q\w+[ :][^\n]*\n(### BEGIN HIDDEN TESTS\n)?"
                             r"from course\.nbgrader_check import check\n")
+_MASTER_TEST = '""" # BEGIN TEST CONFIG'   # a test cell of a master notebook (course solutions runs them)
 RESERVED = {"get", "info", "type", "isa", "identity", "params", "buffers", "modules", "set_params",
             "vjp", "swapped", "name", "describe"}
 
@@ -273,8 +274,9 @@ class LocalTransport(Transport):
     def cells(self, obj: Any = None) -> list[str]:
         history = self.env.get("In")
         if isinstance(history, list) and any(isinstance(c, str) and c.strip() for c in history):
-            # nbgrader's test cells are the tests, not the notebook's code
-            return [c for c in history if isinstance(c, str) and not _NBGRADER_TEST.match(c)]
+            # nbgrader's test cells and a master notebook's are the tests, not the notebook's code
+            return [c for c in history if isinstance(c, str) and not _NBGRADER_TEST.match(c)
+                    and not c.lstrip().startswith(_MASTER_TEST)]
         import inspect
         try:
             return [inspect.getsource(obj)] if obj is not None else []
