@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import assignment as assignment_mod
-from . import inputs, report, sandbox, similarity
+from . import inputs, report, sandbox, shards, similarity
 from .results import Result
 from .scheduler import Scheduler
 from .survey import Survey
@@ -59,6 +59,9 @@ def parser(prog: str = "python -m autograder") -> argparse.ArgumentParser:
     p.add_argument("--no-similarity", action="store_true",
                    help="do not compare the submissions with each other "
                         "(course similarity DIR does it later)")
+    p.add_argument("--shard", default=None, metavar="K/N",
+                   help="grade only shard K of N (K from 0; a student's rows stay together) into "
+                        "OUT/shards/K-of-N; `course merge OUT` combines the shards")
     return p
 
 
@@ -69,6 +72,11 @@ def parse_args(argv: list[str], p: argparse.ArgumentParser | None = None) -> arg
         p.error("--workers must be at least 1")
     if args.cell_timeout is None:
         args.cell_timeout = min(120.0, args.timeout)
+    if args.shard is not None:
+        try:
+            args.shard = shards.parse(args.shard)
+        except shards.ShardError as exc:
+            p.error(str(exc))
     return args
 
 
@@ -137,9 +145,17 @@ class Outcome:
 
 def run(args: argparse.Namespace, asg: assignment_mod.Assignment) -> Outcome | int:
     """Grade the batch and write the output folder (:mod:`autograder.report`); print the summary.
-    An int (2) when the submissions cannot be read."""
+    With ``--shard K/N``: grade shard K's rows only and write its shard result
+    (:mod:`autograder.shards`). An int (2) when the submissions cannot be read."""
     t0 = time.monotonic()
+    shard = getattr(args, "shard", None)
+    if shard is not None:           # the shard writes its own folder; OUT is the merge's
+        args.final_out = args.out
+        args.out = shards.shard_dir(args.out, *shard)
+        args.out.mkdir(parents=True, exist_ok=True)
+        shards.clear_shard(args.out)
     grader = Grader(args, asg)
+    startup = 0.0
     try:
         staging = grader.make_root()
         try:  # every notebook is streamed into the batch's private staging folder
@@ -150,9 +166,18 @@ def run(args: argparse.Namespace, asg: assignment_mod.Assignment) -> Outcome | i
         if not subs:
             print("course grade: no notebooks found in " + " ".join(args.submissions), file=sys.stderr)
             return 2
+        everyone = subs
+        if shard is not None:      # the whole class was read: names, clashes and caps are the class's
+            subs = shards.select(everyone, *shard)
         hashes = content_hashes(subs)    # before any notebook runs (and its staged copy goes)
-        grader.setup(subs)
-        results = grader.run()
+        if subs:
+            grader.setup(subs)
+            startup = time.monotonic() - t0
+            results = grader.run()
+        else:                      # an empty shard: nothing to run
+            grader.ws.prepare(subs)
+            startup = time.monotonic() - t0
+            results = []
     finally:
         grader.close()
     for r in results:
@@ -161,20 +186,75 @@ def run(args: argparse.Namespace, asg: assignment_mod.Assignment) -> Outcome | i
     meta = {"workers": args.workers, "mode": ws.mode, "mode_note": sandbox.MODE_NOTES[ws.mode],
             "cgroups": ws.cg.kind if ws.cg else "none", "cgroups_note": ws.cg_note,
             "warnings": grader.warnings, "wall_seconds": time.monotonic() - t0,
-            "grader_peak_memory_mb": peak_memory_mb()}
-    report.write_all(ws.out, asg, results, meta)
-    if not args.no_similarity:        # flags for a person to look at: nothing in grades or feedback
-        print(similarity.after_grading(ws.out))
-    ok = sum(1 for r in results if r.status == "ok")
-    print(f"graded {len(results)} submissions of {asg.name} in {meta['wall_seconds']:.1f} s "
-          f"({ok} ok, {len(results) - ok} not ok; sandbox: {ws.mode}) -> {ws.out / 'grades.csv'}")
-    if any(q.manual for q in asg.questions):
-        print(f"hand grading: open {ws.out / 'manual'}/<question>.html, fill in "
-              f"{ws.out / 'manual.csv'}, then: course manual {ws.out} FILLED.csv")
-    for line in meta.get("manual_notes", []):
-        print("note: " + line)
+            "startup_seconds": round(startup, 3), "grader_peak_memory_mb": peak_memory_mb()}
+    if shard is not None:
+        k, n = shard
+        meta["slurm"] = shards.slurm_context()
+        meta["kubernetes"] = shards.kubernetes_context()
+        if getattr(args, "gradebook", None) is not None:     # for the merge's LMS export
+            meta["gradebook"] = [str(args.gradebook.resolve()), args.gradebook_column]
+        path = shards.write_shard(ws.out, asg, results, meta, k, n, shards.fingerprint(everyone, asg, n),
+                                  [s.file for s in subs])
+        ok = sum(1 for r in results if r.status == "ok")
+        print(f"graded shard {k} of {n} ({len(results)} of {len(everyone)} rows) of {asg.name} in "
+              f"{meta['wall_seconds']:.1f} s ({ok} ok, {len(results) - ok} not ok; sandbox: {ws.mode}) "
+              f"-> {path}; when every shard is done: course merge {args.final_out}")
+    else:
+        write_outputs(ws.out, asg, results, meta, args.no_similarity)
     return Outcome(out=ws.out, results=results, mode=ws.mode, cg_note=ws.cg_note,
                    cgroups=ws.cg is not None, meta=meta)
+
+
+def write_outputs(out: Path, asg: assignment_mod.Assignment, results: list[Result], meta: dict,
+                  no_similarity: bool) -> None:
+    """Everything one grading writes into ``out``, and its summary: one machine's batch and the
+    merge of shards alike."""
+    report.write_all(out, asg, results, meta)
+    if not no_similarity:        # flags for a person to look at: nothing in grades or feedback
+        print(similarity.after_grading(out))
+    ok = sum(1 for r in results if r.status == "ok")
+    how = f"{len(meta['shards'])} shards" if meta.get("shards") else f"{meta['wall_seconds']:.1f} s"
+    print(f"graded {len(results)} submissions of {asg.name} in {how} "
+          f"({ok} ok, {len(results) - ok} not ok; sandbox: {meta['mode']}) -> {out / 'grades.csv'}")
+    if any(q.manual for q in asg.questions):
+        print(f"hand grading: open {out / 'manual'}/<question>.html, fill in "
+              f"{out / 'manual.csv'}, then: course manual {out} FILLED.csv")
+    for line in meta.get("manual_notes", []):
+        print("note: " + line)
+
+
+def merge(out: Path, shard_dirs: list[Path], assignment: str | None,
+          no_similarity: bool) -> Outcome | int:
+    """``course merge OUT [SHARD_DIR...]``: the shards' results into OUT, written as one machine's
+    batch writes them. 1 (nothing written) when a shard is missing, 2 when the shards do not fit."""
+    t0 = time.monotonic()
+    out = out.resolve()
+    try:
+        merged = shards.load_shards(out, shard_dirs)
+    except shards.ShardError as exc:
+        print(f"course merge: {exc}", file=sys.stderr)
+        return 1 if str(exc).startswith("missing") else 2
+    try:
+        asg = assignment_mod.load(assignment or merged.asg_folder)
+    except assignment_mod.AssignmentError as exc:
+        print(f"course merge: {exc}", file=sys.stderr)
+        return 2
+    meta = merged.meta
+    if shards.tests_hash(asg) != merged.tests:
+        meta["warnings"].insert(0, f"the tests of {asg.folder} changed since the shards were graded: "
+                                   "the rows are as the shards graded them; grade again for the new tests")
+    meta["mode_note"] = sandbox.MODE_NOTES.get(meta["mode"], "")
+    warnings: list[str] = []
+    from .workspace import clear_outputs
+    clear_outputs(out, warnings)
+    meta["warnings"] += warnings
+    shards.copy_figures(merged.shard_dirs, out)
+    write_outputs(out, asg, merged.results, meta, no_similarity)
+    meta["merge_seconds"] = round(time.monotonic() - t0, 3)
+    each = ", ".join(f"shard {m['shard']}: {m['rows']} rows, {m['mode']}" for m in meta["shards"])
+    print(f"merged {merged.n} shards ({each}) in {meta['merge_seconds']:.1f} s")
+    return Outcome(out=out, results=merged.results, mode=meta["mode"], cg_note=meta.get("cgroups_note", ""),
+                   cgroups=meta.get("cgroups", "none") != "none", meta=meta)
 
 
 def content_hashes(subs: list[inputs.Submission]) -> dict[str, str]:

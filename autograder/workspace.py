@@ -19,6 +19,20 @@ from . import cgroups, handgrading, inputs, report, sandbox
 REPO = Path(__file__).resolve().parent.parent
 
 
+def clear_outputs(out: Path, warnings: list[str]) -> None:
+    """Before grading (or a merge of shards) writes ``out``: nothing of an earlier run stays beside
+    this one, but hand-entered grades are never deleted (a filled-in manual.csv is set aside;
+    hand_grades.json, shards/ and cache/ are not outputs)."""
+    for sub in report.OUTPUT_DIRS:
+        shutil.rmtree(out / sub, ignore_errors=True)
+    for name in report.OUTPUT_FILES:
+        (out / name).unlink(missing_ok=True)
+    kept = handgrading.set_aside_filled(out)
+    if kept:
+        warnings.append(f"the filled-in manual.csv of an earlier run was kept as {kept.name}")
+    out.mkdir(parents=True, exist_ok=True)
+
+
 class Workspace:
     """One batch's place on this machine. ``warnings`` is the batch's list (the report shows it)."""
 
@@ -47,14 +61,7 @@ class Workspace:
         requested = None if args.sandbox == "auto" else args.sandbox
         self.mode = sandbox.detect_mode(requested, str(self.newroot))
         self.out = args.out.resolve()
-        for sub in report.OUTPUT_DIRS:
-            shutil.rmtree(self.out / sub, ignore_errors=True)
-        for name in report.OUTPUT_FILES:                 # nothing of an earlier run stays beside this one
-            (self.out / name).unlink(missing_ok=True)
-        kept = handgrading.set_aside_filled(self.out)   # but hand-entered grades are never deleted
-        if kept:
-            self.warnings.append(f"the filled-in manual.csv of an earlier run was kept as {kept.name}")
-        self.out.mkdir(parents=True, exist_ok=True)
+        clear_outputs(self.out, self.warnings)
         if self.mode != "weak":
             self.pool = sandbox.UidPool(args.workers)
         self.hide = self._secret_paths()
@@ -99,6 +106,7 @@ class Workspace:
     def _secret_candidates(self) -> list[Path]:
         """What student code must not see (the assignment, the output, the submissions, ...)."""
         candidates = [self.asg.folder, self.out, self.staging,
+                      Path(getattr(self.args, "final_out", self.out)),     # a shard's: the merge's folder
                       REPO / ".git", REPO / "solutions", REPO / "dev", REPO / "runs",
                       REPO / "nbgrader"]          # its source notebooks hold answers and hidden tests
         candidates += [p for p in assignment_mod.PACKAGE_DIR.iterdir()

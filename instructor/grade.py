@@ -50,6 +50,15 @@ def main(argv: list[str] | None = None) -> int:
     outcome = engine.run(args, asg)
     if isinstance(outcome, int):
         return outcome
+    if args.shard is not None:            # the hand grades and the LMS export wait for the merge
+        engine.warn(outcome)
+        return 0
+    return after_grading(outcome, args.gradebook, args.gradebook_column)
+
+
+def after_grading(outcome: engine.Outcome, gradebook: Path | None, column: str | None) -> int:
+    """What follows a graded class in its output folder (one machine's or merged shards'): the hand
+    grades given back, the gradebook remembered, the LMS import written."""
     try:
         for line in manual.reapply(outcome.out):    # hand grades are never lost to a re-grade
             print(line)
@@ -57,19 +66,46 @@ def main(argv: list[str] | None = None) -> int:
         print(f"course grade: the hand grades were not given back: {exc}", file=sys.stderr)
         return 2
     try:
-        lms.remember(outcome.out, args.gradebook, args.gradebook_column)
+        lms.remember(outcome.out, gradebook, column)
     except OSError as exc:
         print(f"course grade: cannot write {outcome.out / lms.LMS_META}: {exc.strerror}", file=sys.stderr)
         return 2
-    if args.gradebook is not None:
+    if gradebook is not None:
         try:
-            for line in lms.export(outcome.out, args.gradebook, args.gradebook_column):
+            for line in lms.export(outcome.out, gradebook, column):
                 print(line)
         except lms.GradebookError as exc:
             print(f"course grade: {exc}", file=sys.stderr)
             return 2
     engine.warn(outcome)
     return 0
+
+
+def merge_main(argv: list[str] | None = None) -> int:
+    """``course merge OUT [SHARD_DIR...]``: the shards of ``course grade --shard K/N`` into OUT, as
+    one machine's ``course grade --out OUT`` writes it (hand grades given back, LMS import). Exit 0
+    when merged, 1 when a shard is missing (nothing written), 2 on bad input."""
+    p = argparse.ArgumentParser(
+        prog="course merge",
+        description="Combine the shard results of `course grade ... --shard K/N` (OUT/shards/K-of-N) "
+                    "into OUT: grades.csv, results, feedback, report, hand-grading pages, LMS import.")
+    p.add_argument("out", type=Path, help="the output folder (the shards' --out)")
+    p.add_argument("shard_dirs", nargs="*", type=Path, metavar="SHARD_DIR",
+                   help="shard folders (default: every OUT/shards/*)")
+    p.add_argument("--assignment", default=None,
+                   help="NN_name or a folder (default: the one the shards were graded with)")
+    p.add_argument("--no-similarity", action="store_true", help="no similarity flags")
+    p.add_argument("--gradebook", type=Path, default=None, help="as for course grade")
+    p.add_argument("--gradebook-column", default=None, metavar="TEXT", help="as for course grade")
+    args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    outcome = engine.merge(args.out, args.shard_dirs, args.assignment, args.no_similarity)
+    if isinstance(outcome, int):
+        return outcome
+    gradebook, column = args.gradebook, args.gradebook_column
+    if gradebook is None and outcome.meta.get("gradebook"):     # the shards' own --gradebook
+        book, shard_column = outcome.meta["gradebook"]
+        gradebook, column = Path(book), column or shard_column
+    return after_grading(outcome, gradebook, column)
 
 
 if __name__ == "__main__":

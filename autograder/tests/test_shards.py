@@ -1,0 +1,222 @@
+"""Issue 21: one class graded in shards and merged gives what one machine gives.
+
+A Canvas bulk download of the toy assignment (one student with two uploads of five notebooks in all:
+over the per-student cap and held; one with two guesses whose points differ: held; another week's
+notebook: held; one with two identical uploads: exported; a solution with a figure; a blank) is
+graded once on one machine, then in 3 shards (``course grade --shard K/3``) merged by ``course merge``:
+the same grades.csv, Canvas import, feedback, results (but for the measured memory), hand-grading
+CSV and pages, figures, and the same HELD lines. A missing shard is named and nothing is written; a
+second merge writes the same bytes; hand grades merged by ``course manual`` come back after a
+merge. Through the real commands, on the real grader.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import hostile
+import lms_samples
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
+
+ALICE = "smithalice_10101_20001_00_toy.ipynb"
+BOB = "jonesbob_10202_20002_00_toy.ipynb"
+CAROL_A, CAROL_B = "leecarol_10303_20003_a.zip", "leecarol_10303_20013_b.zip"
+WRONG = "weekwrong_55555_20005_03_attention.ipynb"
+DAVE = "kimdave_10404_20004_guesses.zip"
+ERIN, ERIN_LATE = "parkerin_10606_20006_00_toy.ipynb", "parkerin_LATE_10606_20016_00_toy.ipynb"
+STUDENTS = lms_samples.STUDENTS + [("Kim, Dave", "10404", "", "", "B"), ("Park, Erin", "10606", "", "", "B")]
+
+
+def run(*args: str, timeout: float = 900, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=timeout,
+                          cwd=REPO, env=dict(os.environ, OMP_NUM_THREADS="1", **(env or {})))
+
+
+def zip_bytes(members: list[tuple[str, bytes]]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members:
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
+def with_plot() -> bytes:
+    nb = hostile.load()
+    nb["cells"][14] = hostile.code_cell("import matplotlib.pyplot as plt\n"
+                                        "fig, ax = plt.subplots(figsize=(2, 1))\n"
+                                        "ax.plot([0, 1], [1, 0])\nplt.show()\n")
+    return hostile.dump(nb)
+
+
+def write_class(root: Path) -> tuple[Path, Path]:
+    sol, blank = hostile.SOLUTION.read_bytes(), hostile.BLANK.read_bytes()
+    bulk = root / "submissions.zip"
+    bulk.write_bytes(zip_bytes([
+        (ALICE, with_plot()), (BOB, blank),
+        (CAROL_A, zip_bytes([(f"part{k}.ipynb", blank) for k in range(3)])),
+        (CAROL_B, zip_bytes([(f"part{k}.ipynb", sol) for k in range(2)])),
+        (WRONG, (REPO / "notebooks" / "03_attention.ipynb").read_bytes()),
+        (DAVE, zip_bytes([("guess1.ipynb", sol), ("guess2.ipynb", blank)])),
+        (ERIN, sol), (ERIN_LATE, sol)]))
+    book = root / "gradebook.csv"
+    book.write_bytes(lms_samples.canvas_gradebook(STUDENTS))
+    return bulk, book
+
+
+def grade(bulk: Path, book: Path, out: Path, *extra: str, workers: int = 2,
+          **kw) -> subprocess.CompletedProcess:
+    return run("-m", "course", "grade", str(bulk), "--assignment", str(hostile.FIXTURE), "--out", str(out),
+               "--workers", str(workers), "--no-progress", "--gradebook", str(book), *extra, **kw)
+
+
+def shard_in_parallel(bulk: Path, book: Path, out: Path, n: int) -> list:
+    procs = []
+    for k in range(n):
+        cmd = [sys.executable, "-m", "course", "grade", str(bulk), "--assignment", str(hostile.FIXTURE),
+               "--out", str(out), "--workers", "1", "--no-progress", "--gradebook", str(book),
+               "--shard", f"{k}/{n}"]
+        procs.append(subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True, env=dict(os.environ, OMP_NUM_THREADS="1")))
+    done = [p.communicate(timeout=900) for p in procs]
+    return [(p.returncode, out, err) for p, (out, err) in zip(procs, done, strict=True)]
+
+
+def files_of(folder: Path, skip: tuple[str, ...] = ()) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and not p.relative_to(folder).as_posix().startswith(skip)}
+
+
+def results_without_memory(folder: Path) -> dict[str, dict]:
+    found = {}
+    for p in sorted((folder / "results").glob("*.json")):
+        doc = json.loads(p.read_text(encoding="utf-8"))
+        doc.pop("peak_memory_mb")                     # measured, not graded: differs run to run
+        found[p.name] = doc
+    return found
+
+
+def held_lines(stdout: str) -> list[str]:
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("HELD:"))
+    return [line for line in lines[start:] if line.startswith(("HELD:", "  "))]
+
+
+def without_seconds(page: bytes) -> bytes:
+    return re.sub(rb"compared in [0-9.]+ s", b"compared in ... s", page)
+
+
+SAME_FILES = ("grades.csv", "canvas_import.csv", "manual.csv", "questions.json", "similarity.csv")
+
+
+def assert_same_grading(one: Path, merged: Path) -> None:
+    for name in SAME_FILES:
+        assert (merged / name).read_bytes() == (one / name).read_bytes(), name
+    for sub in ("feedback", "manual", "figures"):
+        assert files_of(merged / sub) == files_of(one / sub), sub
+    assert results_without_memory(merged) == results_without_memory(one)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> dict:
+    root = tmp_path_factory.mktemp("shards")
+    os.chmod(root, 0o755)
+    bulk, book = write_class(root)
+    one = grade(bulk, book, root / "one")
+    sharded = root / "sharded"
+    shard_runs = shard_in_parallel(bulk, book, sharded, 3)
+    merged = run("-m", "course", "merge", str(sharded))
+    return {"root": root, "bulk": bulk, "book": book, "one": one, "shard_runs": shard_runs,
+            "merged": merged, "sharded": sharded}
+
+
+def test_three_shards_merged_write_what_one_machine_writes(graded):
+    one, merged = graded["one"], graded["merged"]
+    assert one.returncode == 0, one.stdout[-3000:] + one.stderr[-3000:]
+    for rc, out, err in graded["shard_runs"]:
+        assert rc == 0, out[-2000:] + err[-2000:]
+    assert merged.returncode == 0, merged.stdout[-3000:] + merged.stderr[-3000:]
+    root, sharded = graded["root"], graded["sharded"]
+    assert_same_grading(root / "one", sharded)
+    rows = list(csv.DictReader(io.StringIO((sharded / "grades.csv").read_text(encoding="utf-8"))))
+    assert len(rows) == 12
+    # the class-wide LMS rules held across shards: the same students held, for the same reasons
+    assert held_lines(merged.stdout) == held_lines(one.stdout)
+    assert "HELD: 3 students" in merged.stdout
+    got = lms_samples.canvas_import((sharded / "canvas_import.csv").read_bytes())
+    assert got["grades"] == {("10101", "4700"): "5", ("10202", "4700"): "0", ("10606", "4700"): "5"}
+    caps = [r for r in rows if r["grading_status"].startswith("not graded: more than 3")]
+    assert len(caps) == 2
+    assert "merged 3 shards" in merged.stdout
+
+
+def test_a_students_uploads_land_in_one_shard_and_every_shard_has_rows(graded):
+    folder = graded["sharded"] / "shards"
+    docs = [json.loads((folder / f"{k}-of-3" / "shard.json").read_text()) for k in range(3)]
+    assert all(d["rows"] for d in docs)
+    where = {}
+    for d in docs:
+        for f in d["rows"]:
+            sid = f.split("_")[1] if "_LATE_" not in f else f.split("_")[2]
+            where.setdefault(sid, set()).add(d["shard"])
+    assert all(len(s) == 1 for s in where.values()), where
+    assert sum(len(d["rows"]) for d in docs) == 12
+    assert len({d["batch"] for d in docs}) == 1 and all(d["meta"]["mode"] for d in docs)
+
+
+def test_a_missing_shard_is_named_and_nothing_is_written(graded, tmp_path):
+    partial = tmp_path / "partial"
+    shutil.copytree(graded["sharded"] / "shards", partial / "shards")
+    shutil.rmtree(partial / "shards" / "1-of-3")
+    res = run("-m", "course", "merge", str(partial))
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "missing 1 of 3 shards: 1" in res.stderr and "nothing was written" in res.stderr
+    assert sorted(p.name for p in partial.iterdir()) == ["shards"]
+
+
+def test_merging_again_writes_the_same_bytes_and_keeps_the_hand_grades(graded, tmp_path):
+    sharded, one = graded["sharded"], graded["root"] / "one"
+    before = files_of(sharded, skip=("shards/",))
+    again = run("-m", "course", "merge", str(sharded))
+    assert again.returncode == 0, again.stdout + again.stderr
+    after = files_of(sharded, skip=("shards/",))
+    # the report says how long the similarity pass took this time; every other byte is the same
+    page_after, page_before = after.pop("report.html"), before.pop("report.html")
+    assert without_seconds(page_after) == without_seconds(page_before)
+    assert after == before
+    # hand grades through course manual, in both folders; then the shards are merged once more
+    for folder in (sharded, one):
+        with open(folder / "manual.csv", newline="", encoding="utf-8") as f:
+            table = list(csv.reader(f))
+        col = table[0].index("q4")
+        for r in table[1:]:
+            r[col] = "1" if r[0] in (ALICE, BOB) else "0"
+        filled = tmp_path / f"filled-{folder.name}.csv"
+        with open(filled, "w", newline="", encoding="utf-8") as f:
+            csv.writer(f).writerows(table)
+        res = run("-m", "course", "manual", str(folder), str(filled))
+        assert res.returncode == 0, res.stdout + res.stderr
+    third = run("-m", "course", "merge", str(sharded))
+    assert third.returncode == 0, third.stdout + third.stderr
+    assert "kept " in third.stdout and "hand grades" in third.stdout
+    assert (sharded / "hand_grades.json").exists()
+    assert (sharded / "grades.csv").read_bytes() == (one / "grades.csv").read_bytes()
+    assert (sharded / "canvas_import.csv").read_bytes() == (one / "canvas_import.csv").read_bytes()
+    rows = {r["file"]: r for r in csv.DictReader(io.StringIO((sharded / "grades.csv").read_text()))}
+    assert (rows[ALICE]["q4"], rows[ALICE]["final_points_earned"]) == ("1.0", "6.0")
+
+
+def test_shard_arguments_are_checked():
+    res = run("-m", "course", "grade", "x.ipynb", "--assignment", str(hostile.FIXTURE), "--out", "o",
+              "--shard", "3/3")
+    assert res.returncode == 2 and "K must be from 0 to N-1" in res.stderr
