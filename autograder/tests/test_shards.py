@@ -220,3 +220,125 @@ def test_shard_arguments_are_checked():
     res = run("-m", "course", "grade", "x.ipynb", "--assignment", str(hostile.FIXTURE), "--out", "o",
               "--shard", "3/3")
     assert res.returncode == 2 and "K must be from 0 to N-1" in res.stderr
+
+
+# ---------------------------------------------------------------- a real single-node Slurm
+
+SLURM_CONF = """ClusterName=coursetest
+SlurmctldHost={host}
+SlurmUser=root
+SlurmctldPort={ctld_port}
+SlurmdPort={d_port}
+AuthType=auth/munge
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+JobAcctGatherType=jobacct_gather/none
+MpiDefault=none
+ReturnToService=2
+SlurmctldPidFile={d}/slurmctld.pid
+SlurmdPidFile={d}/slurmd.pid
+SlurmdSpoolDir={d}/spool
+StateSaveLocation={d}/state
+SlurmctldLogFile={d}/slurmctld.log
+SlurmdLogFile={d}/slurmd.log
+NodeName={host} CPUs=2 RealMemory=8000 State=UNKNOWN
+PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP
+"""
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory):
+    """slurmctld and slurmd from the distribution's packages (.ci/run installs them), with a
+    minimal slurm.conf, and munged where none runs; all stopped at the end."""
+    needed = ("slurmctld", "slurmd", "sbatch", "munged")
+    if not all(shutil.which(t) or os.path.exists(f"/usr/sbin/{t}") for t in needed) or os.geteuid() != 0:
+        if os.environ.get("CI"):
+            pytest.fail("Slurm (slurmctld slurmd slurm-client munge) and root are needed under CI")
+        pytest.skip("no Slurm here (apt-get install slurmctld slurmd slurm-client munge), or not root")
+    d = tmp_path_factory.mktemp("slurm")
+    for sub in ("spool", "state"):
+        (d / sub).mkdir()
+    host = subprocess.run(["hostname", "-s"], capture_output=True, text=True, check=True).stdout.strip()
+    conf = d / "slurm.conf"
+    conf.write_text(SLURM_CONF.format(host=host, d=d, ctld_port=free_port(), d_port=free_port()))
+    env = dict(os.environ, SLURM_CONF=str(conf))
+    started: list[subprocess.Popen] = []
+    if subprocess.run(["pgrep", "-x", "munged"], capture_output=True).returncode != 0:
+        if not os.path.exists("/etc/munge/munge.key"):
+            subprocess.run(["runuser", "-u", "munge", "--", "mungekey", "-c"], check=True)
+        os.makedirs("/run/munge", exist_ok=True)
+        shutil.chown("/run/munge", "munge", "munge")
+        started.append(subprocess.Popen(["runuser", "-u", "munge", "--", "/usr/sbin/munged", "-F"],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    try:
+        for daemon in (["slurmctld", "-D", "-i"], ["slurmd", "-D"]):
+            started.append(subprocess.Popen(daemon, env=env, stdout=subprocess.DEVNULL,
+                                            stderr=subprocess.DEVNULL))
+        import time
+        for _ in range(60):
+            res = subprocess.run(["sinfo", "-h", "-o", "%T"], env=env, capture_output=True, text=True)
+            if res.stdout.strip() == "idle":
+                break
+            time.sleep(0.5)
+        else:
+            pytest.fail("the Slurm node did not come up: " + res.stdout + res.stderr
+                        + (d / "slurmctld.log").read_text(errors="replace")[-2000:])
+        yield env
+    finally:
+        for p in reversed(started):
+            p.terminate()
+        for p in reversed(started):
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+def test_slurm_job_array_and_afterok_merge_grade_as_one_machine(graded, slurm):
+    import time
+    root = graded["root"]
+    out = root / "slurm-out"
+    res = run("-m", "course", "slurm", str(out), str(graded["bulk"]), "--shards", "2", "--assignment",
+              str(hostile.FIXTURE), "--workers", "1", "--memory", "1.5", "--gradebook", str(graded["book"]),
+              "--submit", env={"SLURM_CONF": slurm["SLURM_CONF"]})
+    assert res.returncode == 0, res.stdout + res.stderr
+    script = (out / "slurm" / "grade.sbatch").read_text()
+    assert "#SBATCH --array=0-1" in script and "#SBATCH --cpus-per-task=1" in script
+    assert "#SBATCH --mem=3584M" in script and '--shard "${SLURM_ARRAY_TASK_ID}/2"' in script
+    jobs = dict(line.split() for line in (out / "slurm" / "jobs.txt").read_text().splitlines())
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        queue = subprocess.run(["squeue", "-h", "-o", "%i %T %r"], env=slurm, capture_output=True, text=True)
+        if not queue.stdout.strip():
+            break
+        time.sleep(2)
+    logs = {p.name: p.read_text(errors="replace")[-1500:] for p in (out / "slurm" / "logs").glob("*.out")}
+    merge_log = logs.get("merge.out", "")
+    assert (out / "grades.csv").exists(), logs
+    assert_same_grading(root / "one", out)
+    assert held_lines(merge_log) == held_lines(graded["one"].stdout)
+    for k in range(2):
+        doc = json.loads((out / "shards" / f"{k}-of-2" / "shard.json").read_text())
+        assert doc["meta"]["slurm"]["slurm_array_job_id"] == jobs["array"]
+        assert doc["meta"]["slurm"]["slurm_array_task_id"] == str(k)
+        assert doc["meta"]["mode"] in ("isolated", "user", "weak")
+    assert "merged 2 shards" in merge_log
+    # the merge job started only once both array tasks had ended (afterok), and all three completed
+    times = {}
+    for job in (jobs["array"], jobs["merge"]):
+        shown = subprocess.run(["scontrol", "-o", "show", "job", job], env=slurm, capture_output=True,
+                               text=True).stdout
+        times[job] = [dict(f.split("=", 1) for f in line.split() if "=" in f) for line in shown.splitlines()]
+    tasks, (merge_job,) = times[jobs["array"]], times[jobs["merge"]]
+    assert len(tasks) == 2 and {t["JobState"] for t in tasks + [merge_job]} == {"COMPLETED"}
+    assert merge_job["StartTime"] >= max(t["EndTime"] for t in tasks)

@@ -1,0 +1,165 @@
+"""``course slurm``: grade one class on a Slurm cluster, as a job array of shards and a merge job.
+
+    course slurm OUT --shards N --assignment NN_name SUBMISSION... [--workers W] [--memory GB]
+                 [--timeout S] [--partition P] [--time MIN] [--gradebook FILE] [--submit]
+
+Writes ``OUT/slurm/grade.sbatch``, a job array (``--array=0-(N-1)``) whose task K runs
+``course grade ... --out OUT --shard K/N`` (:mod:`autograder.shards`), and ``OUT/slurm/merge.sbatch``,
+which runs ``course merge OUT``. With ``--submit`` it submits both, the merge with
+``--dependency=afterok:<array job>`` (it runs once every shard has finished well; a failed shard
+leaves it pending, and ``course merge OUT`` by hand names the missing shards). Each task asks Slurm
+for what the grader itself will use: W CPUs (one per submission graded at once) and W times
+``--memory`` plus GRADER_MB for the grader and its fork server. OUT must be on a file system every
+node sees; so must the submissions and this repository.
+
+Inside a task the grader picks the strongest sandbox the node allows, as on one machine
+(:func:`autograder.sandbox.detect_mode`): where the task may not create user namespaces or
+cgroups it falls back (``user``: a separate uid per submission where the task runs as root;
+``weak``: rlimits alone, inside Slurm's own per-task limits), and each shard's mode, job and task
+are kept in its result; the merged report names the weakest.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+GRADER_MB = 2048            # the grader, its fork server (torch imported once) and the judge
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="course slurm", description=(
+        "Write (and with --submit, submit) a Slurm job array that grades a class in N shards, and a "
+        "merge job that runs after it."))
+    p.add_argument("out", type=Path, help="the output folder (on a file system every node sees)")
+    p.add_argument("submissions", nargs="+", metavar="SUBMISSION")
+    p.add_argument("--assignment", required=True)
+    p.add_argument("--shards", type=int, required=True, help="N: the array's tasks")
+    p.add_argument("--workers", type=int, default=2, help="submissions at once in each task (its CPUs)")
+    p.add_argument("--memory", type=float, default=4.0, help="GB per submission (as course grade)")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per submission")
+    p.add_argument("--cell-timeout", type=float, default=None)
+    p.add_argument("--time", type=int, default=120, help="minutes per task (Slurm's --time)")
+    p.add_argument("--partition", default=None)
+    p.add_argument("--account", default=None)
+    p.add_argument("--python", default=sys.executable, help="the Python with the course installed")
+    p.add_argument("--gradebook", type=Path, default=None)
+    p.add_argument("--gradebook-column", default=None)
+    p.add_argument("--no-similarity", action="store_true")
+    p.add_argument("--submit", action="store_true", help="submit both jobs with sbatch")
+    return p
+
+
+def task_memory_mb(workers: int, memory_gb: float) -> int:
+    return int(math.ceil(workers * memory_gb * 1024)) + GRADER_MB
+
+
+def grade_command(args: argparse.Namespace, shard: str) -> list[str]:
+    """The shard's ``course grade`` (``shard``: K/N, K a shell expression)."""
+    cmd = [args.python, "-m", "course", "grade", *[str(Path(s).resolve()) for s in args.submissions],
+           "--assignment", args.assignment, "--out", str(args.out.resolve()), "--workers", str(args.workers),
+           "--memory", f"{args.memory:g}", "--timeout", f"{args.timeout:g}", "--no-progress"]
+    if args.cell_timeout is not None:
+        cmd += ["--cell-timeout", f"{args.cell_timeout:g}"]
+    if args.gradebook is not None:
+        cmd += ["--gradebook", str(args.gradebook.resolve())]
+        if args.gradebook_column:
+            cmd += ["--gradebook-column", args.gradebook_column]
+    return cmd + ["--shard", shard]
+
+
+def merge_command(args: argparse.Namespace) -> list[str]:
+    cmd = [args.python, "-m", "course", "merge", str(args.out.resolve())]
+    return cmd + (["--no-similarity"] if args.no_similarity else [])
+
+
+def _quote(cmd: list[str], shard_arg: str | None = None) -> str:
+    """One shell line; ``shard_arg`` is left unquoted where it holds ``$SLURM_ARRAY_TASK_ID``."""
+    parts = [shlex.quote(c) for c in cmd]
+    if shard_arg is not None:
+        parts[-1] = f'"{shard_arg}"'
+    return " ".join(parts)
+
+
+def _header(args: argparse.Namespace, name: str, cpus: int, mem_mb: int, minutes: int, log: str) -> list[str]:
+    lines = ["#!/bin/bash", f"#SBATCH --job-name={name}", f"#SBATCH --cpus-per-task={cpus}",
+             f"#SBATCH --mem={mem_mb}M", f"#SBATCH --time={minutes}", "#SBATCH --ntasks=1",
+             f"#SBATCH --output={log}"]
+    if args.partition:
+        lines.append(f"#SBATCH --partition={args.partition}")
+    if args.account:
+        lines.append(f"#SBATCH --account={args.account}")
+    return lines
+
+
+def render(args: argparse.Namespace) -> tuple[str, str]:
+    """The array's script and the merge's."""
+    n = args.shards
+    logs = args.out.resolve() / "slurm" / "logs"
+    array = _header(args, f"course-grade-{Path(args.assignment).name}", args.workers,
+                    task_memory_mb(args.workers, args.memory), args.time, f"{logs}/shard-%a-of-{n}.out")
+    array.insert(2, f"#SBATCH --array=0-{n - 1}")
+    shard = f"${{SLURM_ARRAY_TASK_ID}}/{n}"
+    array += ["# task K grades shard K of the class (a student's rows stay in one shard)",
+              "set -euo pipefail", f"cd {shlex.quote(str(REPO))}",
+              "exec " + _quote(grade_command(args, shard), shard), ""]
+    merge = _header(args, f"course-merge-{Path(args.assignment).name}", 1, GRADER_MB, 30,
+                    f"{logs}/merge.out")
+    merge += ["# runs after every shard (sbatch --dependency=afterok:ARRAY_JOB)", "set -euo pipefail",
+              f"cd {shlex.quote(str(REPO))}", "exec " + _quote(merge_command(args)), ""]
+    return "\n".join(array), "\n".join(merge)
+
+
+def sbatch(script: Path, *extra: str) -> str:
+    """Submit; the job id (sbatch --parsable prints ``ID`` or ``ID;cluster``)."""
+    res = subprocess.run(["sbatch", "--parsable", *extra, str(script)], capture_output=True, text=True)
+    if res.returncode != 0:
+        raise RuntimeError(f"sbatch {script.name}: {res.stderr.strip() or res.stdout.strip()}")
+    return res.stdout.strip().split(";")[0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = parser()
+    args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.shards < 1 or args.workers < 1:
+        p.error("--shards and --workers must be at least 1")
+    from autograder import assignment as assignment_mod
+    try:
+        assignment_mod.load(args.assignment)
+    except assignment_mod.AssignmentError as exc:
+        print(f"course slurm: {exc}", file=sys.stderr)
+        return 2
+    args.assignment = str(assignment_mod.resolve(args.assignment).resolve())
+    for s in args.submissions:
+        if not Path(s).exists():
+            print(f"course slurm: no such file or folder: {s}", file=sys.stderr)
+            return 2
+    folder = args.out.resolve() / "slurm"
+    (folder / "logs").mkdir(parents=True, exist_ok=True)
+    array, merge = render(args)
+    (folder / "grade.sbatch").write_text(array, encoding="utf-8")
+    (folder / "merge.sbatch").write_text(merge, encoding="utf-8")
+    print(f"wrote {folder / 'grade.sbatch'} (array of {args.shards} tasks, {args.workers} CPUs and "
+          f"{task_memory_mb(args.workers, args.memory)} MB each) and {folder / 'merge.sbatch'}")
+    if not args.submit:
+        print(f"submit: j=$(sbatch --parsable {folder / 'grade.sbatch'}) && "
+              f"sbatch --dependency=afterok:$j {folder / 'merge.sbatch'}")
+        return 0
+    try:
+        array_id = sbatch(folder / "grade.sbatch")
+        merge_id = sbatch(folder / "merge.sbatch", f"--dependency=afterok:{array_id}")
+    except (RuntimeError, OSError) as exc:
+        print(f"course slurm: {exc}", file=sys.stderr)
+        return 2
+    (folder / "jobs.txt").write_text(f"array {array_id}\nmerge {merge_id}\n", encoding="utf-8")
+    print(f"submitted array job {array_id} ({args.shards} shards) and merge job {merge_id} "
+          f"(afterok:{array_id}); results in {args.out.resolve()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
