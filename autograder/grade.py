@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import assignment as assignment_mod
+from . import cache as cache_mod
 from . import inputs, report, sandbox, shards, similarity
 from .results import Result
 from .scheduler import Scheduler
@@ -62,6 +63,9 @@ def parser(prog: str = "python -m autograder") -> argparse.ArgumentParser:
     p.add_argument("--shard", default=None, metavar="K/N",
                    help="grade only shard K of N (K from 0; a student's rows stay together) into "
                         "OUT/shards/K-of-N; `course merge OUT` combines the shards")
+    p.add_argument("--cache", action="store_true",
+                   help="keep results in OUT/cache and re-run only what changed since: a notebook "
+                        "with other bytes, or the tests of a changed question (says how many reused)")
     return p
 
 
@@ -99,9 +103,10 @@ class Grader:
         self.ws.make_root()
         return self.ws.staging
 
-    def setup(self, subs: list[inputs.Submission]) -> None:
+    def setup(self, subs: list[inputs.Submission], prepared: bool = False) -> None:
         self.subs = subs
-        self.ws.prepare(subs)
+        if not prepared:
+            self.ws.prepare(subs)
         self.survey = Survey(self.asg, subs, self.ws.root, self.ws.staging, self.ws.out, self.warnings)
         self.scheduler = Scheduler(self.args, self.asg, self.ws, self.survey)
         self.survey.start()                 # reads the notebooks while the fork server starts
@@ -170,12 +175,27 @@ def run(args: argparse.Namespace, asg: assignment_mod.Assignment) -> Outcome | i
         if shard is not None:      # the whole class was read: names, clashes and caps are the class's
             subs = shards.select(everyone, *shard)
         hashes = content_hashes(subs)    # before any notebook runs (and its staged copy goes)
-        if subs:
-            grader.setup(subs)
+        to_run, plan, cache = subs, None, None
+        if getattr(args, "cache", False):     # what an earlier run graded and nothing changed for
+            grader.ws.prepare(subs)
+            folder = Path(getattr(args, "final_out", args.out)).resolve() / cache_mod.CACHE_DIR
+            cache = cache_mod.Cache(folder, asg, {"timeout": args.timeout, "cell_timeout": args.cell_timeout,
+                                                  "memory": args.memory, "mode": grader.ws.mode})
+            plan = cache.plan(subs, hashes, grader.ws.out)
+            reused = {r.file for r in plan.reused}
+            to_run = [s for s in subs if s.file not in reused]
+            for s in subs:
+                if s.file in reused and s.path is not None:
+                    s.path.unlink(missing_ok=True)
+        if to_run:
+            grader.setup(to_run, prepared=cache is not None)
+            if plan is not None:
+                grader.scheduler.only = plan.partial
             startup = time.monotonic() - t0
             results = grader.run()
-        else:                      # an empty shard: nothing to run
-            grader.ws.prepare(subs)
+        else:                      # an empty shard, or every row reused: nothing to run
+            if cache is None:
+                grader.ws.prepare(subs)
             startup = time.monotonic() - t0
             results = []
     finally:
@@ -183,10 +203,17 @@ def run(args: argparse.Namespace, asg: assignment_mod.Assignment) -> Outcome | i
     for r in results:
         r.sha256 = hashes.get(r.file, "")
     ws = grader.ws
+    if cache is not None and plan is not None:
+        results = [cache.splice(r, r.file, plan) if r.file in plan.partial else r for r in results]
+        results = plan.reused + results
+        cache.store(results, subs, ws.out)
+        print(plan.line(cache.folder))
     meta = {"workers": args.workers, "mode": ws.mode, "mode_note": sandbox.MODE_NOTES[ws.mode],
             "cgroups": ws.cg.kind if ws.cg else "none", "cgroups_note": ws.cg_note,
             "warnings": grader.warnings, "wall_seconds": time.monotonic() - t0,
             "startup_seconds": round(startup, 3), "grader_peak_memory_mb": peak_memory_mb()}
+    if plan is not None:
+        meta["cache"] = {"reused": len(plan.reused), "partial": len(plan.partial), "fresh": plan.fresh}
     if shard is not None:
         k, n = shard
         meta["slurm"] = shards.slurm_context()
