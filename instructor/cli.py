@@ -4,6 +4,7 @@
     course grade SUBMISSION... --assignment NN_name --out DIR [--gradebook CANVAS.csv] [--shard K/N]
     course merge DIR [SHARD_DIR...]  the shards of `course grade --shard K/N` into DIR
     course slurm DIR --shards N --assignment NN_name SUBMISSION... [--submit]   a job array + merge job
+    course kubernetes DIR --shards N --assignment NN_name --image IMAGE SUBMISSION...   an Indexed Job
     course manual DIR FILLED.csv [--gradebook CANVAS.csv]   merge hand-graded points into DIR
     course pdfs DIR                  the hand-graded answers as one PDF per student (Gradescope)
     course similarity DIR [--threshold T]   flag pairs of submissions whose answers are alike
@@ -86,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         from .grade import merge_main as run
     elif verb == "slurm":
         from .slurm import main as run
+    elif verb == "kubernetes":
+        from .kubernetes import main as run
     elif verb == "manual":
         from .manual import main as run
     elif verb == "pdfs":

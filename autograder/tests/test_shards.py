@@ -342,3 +342,46 @@ def test_slurm_job_array_and_afterok_merge_grade_as_one_machine(graded, slurm):
     tasks, (merge_job,) = times[jobs["array"]], times[jobs["merge"]]
     assert len(tasks) == 2 and {t["JobState"] for t in tasks + [merge_job]} == {"COMPLETED"}
     assert merge_job["StartTime"] >= max(t["EndTime"] for t in tasks)
+
+
+# ---------------------------------------------------------------- Kubernetes: the Indexed Job, run here
+
+def test_kubernetes_indexed_job_renders_and_its_shard_commands_grade_as_one_machine(graded):
+    import yaml
+    root = graded["root"]
+    out = root / "k8s-out"
+    res = run("-m", "course", "kubernetes", str(out), str(graded["bulk"]), "--shards", "2", "--assignment",
+              str(hostile.FIXTURE), "--image", "registry.example/course:1", "--repo", str(REPO),
+              "--python", sys.executable, "--workers", "1", "--memory", "1.5", "--mount", str(root),
+              "--gradebook", str(graded["book"]), "--claim", "grading-pvc")
+    assert res.returncode == 0, res.stdout + res.stderr
+    text = (out / "kubernetes" / "grade.yaml").read_text()
+    assert "hostUsers false" in text and "mode 'user'" in text          # the privileges, written beside it
+    grade_job, merge_job = list(yaml.safe_load_all(text))
+    spec = grade_job["spec"]
+    assert (grade_job["kind"], spec["completionMode"], spec["completions"], spec["backoffLimitPerIndex"]) == \
+        ("Job", "Indexed", 2, 1)
+    pod = spec["template"]["spec"]
+    (box,) = pod["containers"]
+    assert pod["hostUsers"] is False and pod["restartPolicy"] == "Never"
+    assert pod["securityContext"]["seccompProfile"]["type"] == "Unconfined"
+    assert box["securityContext"]["runAsUser"] == 0
+    assert "SYS_ADMIN" in box["securityContext"]["capabilities"]["add"]
+    assert box["resources"]["limits"] == {"cpu": "1", "memory": "3584Mi"}
+    assert box["image"] == "registry.example/course:1"
+    assert pod["volumes"] == [{"name": "grading", "persistentVolumeClaim": {"claimName": "grading-pvc"}}]
+    assert box["volumeMounts"] == [{"name": "grading", "mountPath": str(root)}]
+    assert '--shard "$JOB_COMPLETION_INDEX/2"' in box["command"][2]
+    (merge_box,) = merge_job["spec"]["template"]["spec"]["containers"]
+    # the pods' commands, run here as the Job's pods would run them: index K in JOB_COMPLETION_INDEX
+    procs = [subprocess.Popen(box["command"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=dict(os.environ, JOB_COMPLETION_INDEX=str(k), OMP_NUM_THREADS="1"))
+             for k in range(2)]
+    for p in procs:
+        stdout, stderr = p.communicate(timeout=900)
+        assert p.returncode == 0, stdout[-2000:] + stderr[-2000:]
+    merged = subprocess.run(merge_box["command"], capture_output=True, text=True, timeout=600)
+    assert merged.returncode == 0, merged.stdout[-3000:] + merged.stderr[-3000:]
+    assert sorted(p.name for p in (out / "shards").iterdir()) == ["0-of-2", "1-of-2"]
+    assert_same_grading(root / "one", out)
+    assert held_lines(merged.stdout) == held_lines(graded["one"].stdout)
