@@ -3,11 +3,14 @@
 A Canvas bulk download of the toy assignment (one student with two uploads of five notebooks in all:
 over the per-student cap and held; one with two guesses whose points differ: held; another week's
 notebook: held; one with two identical uploads: exported; a solution with a figure; a blank) is
-graded once on one machine, then in 3 shards (``course grade --shard K/3``) merged by ``course merge``:
-the same grades.csv, Canvas import, feedback, results (but for the measured memory), hand-grading
-CSV and pages, figures, and the same HELD lines. A missing shard is named and nothing is written; a
-second merge writes the same bytes; hand grades merged by ``course manual`` come back after a
-merge. Through the real commands, on the real grader.
+graded once on one machine, then in 3 shards as a Kubernetes Indexed Job would grade it: the
+rendered Job's pod command (``course grade --shard $JOB_COMPLETION_INDEX/3``) run here once per
+index, then the merge Job's command (``course merge``). Checked: the same grades.csv, Canvas import,
+feedback, results (but for the measured memory), hand-grading CSV and pages, figures, and the same
+HELD lines; a missing shard is named and nothing is written; a second merge writes the same bytes;
+hand grades merged by ``course manual`` come back after a merge; the rendered Jobs' fields. Then
+the same class through a real single-node Slurm (``course slurm --submit``: a job array and an
+afterok merge job), started and stopped by the test. Through the real commands, on the real grader.
 """
 from __future__ import annotations
 
@@ -80,18 +83,6 @@ def grade(bulk: Path, book: Path, out: Path, *extra: str, workers: int = 2,
                "--workers", str(workers), "--no-progress", "--gradebook", str(book), *extra, **kw)
 
 
-def shard_in_parallel(bulk: Path, book: Path, out: Path, n: int) -> list:
-    procs = []
-    for k in range(n):
-        cmd = [sys.executable, "-m", "course", "grade", str(bulk), "--assignment", str(hostile.FIXTURE),
-               "--out", str(out), "--workers", "1", "--no-progress", "--gradebook", str(book),
-               "--shard", f"{k}/{n}"]
-        procs.append(subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                      text=True, env=dict(os.environ, OMP_NUM_THREADS="1")))
-    done = [p.communicate(timeout=900) for p in procs]
-    return [(p.returncode, out, err) for p, (out, err) in zip(procs, done, strict=True)]
-
-
 def files_of(folder: Path, skip: tuple[str, ...] = ()) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
             if p.is_file() and not p.relative_to(folder).as_posix().startswith(skip)}
@@ -129,15 +120,31 @@ def assert_same_grading(one: Path, merged: Path) -> None:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory) -> dict:
+    """One machine's grading, and the same class in 3 shards as a Kubernetes Indexed Job runs it: the
+    rendered Job's pod command run here once per index (JOB_COMPLETION_INDEX), then the merge Job's."""
+    import yaml
     root = tmp_path_factory.mktemp("shards")
     os.chmod(root, 0o755)
     bulk, book = write_class(root)
     one = grade(bulk, book, root / "one")
     sharded = root / "sharded"
-    shard_runs = shard_in_parallel(bulk, book, sharded, 3)
-    merged = run("-m", "course", "merge", str(sharded))
+    rendered = run("-m", "course", "kubernetes", str(sharded), str(bulk), "--shards", "3", "--assignment",
+                   str(hostile.FIXTURE), "--image", "registry.example/course:1", "--repo", str(REPO),
+                   "--python", sys.executable, "--workers", "1", "--memory", "1.5", "--mount", str(root),
+                   "--gradebook", str(book), "--claim", "grading-pvc")
+    assert rendered.returncode == 0, rendered.stdout + rendered.stderr
+    text = (sharded / "kubernetes" / "grade.yaml").read_text()
+    grade_job, merge_job = list(yaml.safe_load_all(text))
+    (box,) = grade_job["spec"]["template"]["spec"]["containers"]
+    procs = [subprocess.Popen(box["command"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=dict(os.environ, JOB_COMPLETION_INDEX=str(k), OMP_NUM_THREADS="1"))
+             for k in range(3)]
+    done = [p.communicate(timeout=900) for p in procs]
+    shard_runs = [(p.returncode, out, err) for p, (out, err) in zip(procs, done, strict=True)]
+    (merge_box,) = merge_job["spec"]["template"]["spec"]["containers"]
+    merged = subprocess.run(merge_box["command"], capture_output=True, text=True, timeout=600)
     return {"root": root, "bulk": bulk, "book": book, "one": one, "shard_runs": shard_runs,
-            "merged": merged, "sharded": sharded}
+            "merged": merged, "sharded": sharded, "yaml": text, "jobs": (grade_job, merge_job)}
 
 
 def test_three_shards_merged_write_what_one_machine_writes(graded):
@@ -185,7 +192,8 @@ def test_a_missing_shard_is_named_and_nothing_is_written(graded, tmp_path):
 
 
 def test_merging_again_writes_the_same_bytes_and_keeps_the_hand_grades(graded, tmp_path):
-    sharded, one = graded["sharded"], graded["root"] / "one"
+    sharded, one = graded["sharded"], tmp_path / "one"
+    shutil.copytree(graded["root"] / "one", one)       # the other tests compare with it as graded
     before = files_of(sharded, skip=("shards/",))
     again = run("-m", "course", "merge", str(sharded))
     assert again.returncode == 0, again.stdout + again.stderr
@@ -346,21 +354,13 @@ def test_slurm_job_array_and_afterok_merge_grade_as_one_machine(graded, slurm):
 
 # ---------------------------------------------------------------- Kubernetes: the Indexed Job, run here
 
-def test_kubernetes_indexed_job_renders_and_its_shard_commands_grade_as_one_machine(graded):
-    import yaml
-    root = graded["root"]
-    out = root / "k8s-out"
-    res = run("-m", "course", "kubernetes", str(out), str(graded["bulk"]), "--shards", "2", "--assignment",
-              str(hostile.FIXTURE), "--image", "registry.example/course:1", "--repo", str(REPO),
-              "--python", sys.executable, "--workers", "1", "--memory", "1.5", "--mount", str(root),
-              "--gradebook", str(graded["book"]), "--claim", "grading-pvc")
-    assert res.returncode == 0, res.stdout + res.stderr
-    text = (out / "kubernetes" / "grade.yaml").read_text()
+def test_kubernetes_indexed_job_renders_with_the_sandboxs_privileges(graded):
+    """The fields of the rendered Jobs (their pods' commands graded the class of the test above)."""
+    text, (grade_job, merge_job) = graded["yaml"], graded["jobs"]
     assert "hostUsers false" in text and "mode 'user'" in text          # the privileges, written beside it
-    grade_job, merge_job = list(yaml.safe_load_all(text))
     spec = grade_job["spec"]
     assert (grade_job["kind"], spec["completionMode"], spec["completions"], spec["backoffLimitPerIndex"]) == \
-        ("Job", "Indexed", 2, 1)
+        ("Job", "Indexed", 3, 1)
     pod = spec["template"]["spec"]
     (box,) = pod["containers"]
     assert pod["hostUsers"] is False and pod["restartPolicy"] == "Never"
@@ -370,18 +370,8 @@ def test_kubernetes_indexed_job_renders_and_its_shard_commands_grade_as_one_mach
     assert box["resources"]["limits"] == {"cpu": "1", "memory": "3584Mi"}
     assert box["image"] == "registry.example/course:1"
     assert pod["volumes"] == [{"name": "grading", "persistentVolumeClaim": {"claimName": "grading-pvc"}}]
-    assert box["volumeMounts"] == [{"name": "grading", "mountPath": str(root)}]
-    assert '--shard "$JOB_COMPLETION_INDEX/2"' in box["command"][2]
+    assert box["volumeMounts"] == [{"name": "grading", "mountPath": str(graded["root"])}]
+    assert '--shard "$JOB_COMPLETION_INDEX/3"' in box["command"][2]
     (merge_box,) = merge_job["spec"]["template"]["spec"]["containers"]
-    # the pods' commands, run here as the Job's pods would run them: index K in JOB_COMPLETION_INDEX
-    procs = [subprocess.Popen(box["command"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env=dict(os.environ, JOB_COMPLETION_INDEX=str(k), OMP_NUM_THREADS="1"))
-             for k in range(2)]
-    for p in procs:
-        stdout, stderr = p.communicate(timeout=900)
-        assert p.returncode == 0, stdout[-2000:] + stderr[-2000:]
-    merged = subprocess.run(merge_box["command"], capture_output=True, text=True, timeout=600)
-    assert merged.returncode == 0, merged.stdout[-3000:] + merged.stderr[-3000:]
-    assert sorted(p.name for p in (out / "shards").iterdir()) == ["0-of-2", "1-of-2"]
-    assert_same_grading(root / "one", out)
-    assert held_lines(merged.stdout) == held_lines(graded["one"].stdout)
+    assert merge_job["kind"] == "Job" and " merge " in merge_box["command"][2]
+    assert sorted(p.name for p in (graded["sharded"] / "shards").iterdir()) == ["0-of-3", "1-of-3", "2-of-3"]
