@@ -191,6 +191,19 @@ def test_a_missing_shard_is_named_and_nothing_is_written(graded, tmp_path):
     assert sorted(p.name for p in partial.iterdir()) == ["shards"]
 
 
+def test_shards_of_another_batch_are_refused(graded, tmp_path):
+    """A shard graded before a new upload (its batch differs) is not merged with the others."""
+    mixed = tmp_path / "mixed"
+    shutil.copytree(graded["sharded"] / "shards", mixed / "shards")
+    path = mixed / "shards" / "2-of-3" / "shard.json"
+    doc = json.loads(path.read_text())
+    doc["batch"] = "0" * 64
+    path.write_text(json.dumps(doc))
+    res = run("-m", "course", "merge", str(mixed))
+    assert res.returncode == 2 and "different batches" in res.stderr, res.stdout + res.stderr
+    assert sorted(p.name for p in mixed.iterdir()) == ["shards"]
+
+
 def test_merging_again_writes_the_same_bytes_and_keeps_the_hand_grades(graded, tmp_path):
     sharded, one = graded["sharded"], tmp_path / "one"
     shutil.copytree(graded["root"] / "one", one)       # the other tests compare with it as graded
