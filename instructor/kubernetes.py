@@ -68,6 +68,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--name", default=None, help="the Jobs' name suffix (default: the assignment's)")
     p.add_argument("--gradebook", default=None)
     p.add_argument("--no-similarity", action="store_true")
+    p.add_argument("--cache", action="store_true",
+                   help="the shards keep and reuse OUT/cache (course grade --cache)")
     p.add_argument("--write-to", type=Path, default=None,
                    help="where to write the YAML (default: OUT/kubernetes/grade.yaml on this machine)")
     return p
@@ -81,6 +83,8 @@ def shard_script(args: argparse.Namespace) -> str:
            "--timeout", f"{args.timeout:g}", "--no-progress"]
     if args.gradebook:
         cmd += ["--gradebook", args.gradebook]
+    if args.cache:
+        cmd.append("--cache")
     return (f"cd {shlex.quote(args.repo)} && exec " + " ".join(map(shlex.quote, cmd))
             + f' --shard "$JOB_COMPLETION_INDEX/{args.shards}"')
 

@@ -50,6 +50,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--gradebook", type=Path, default=None)
     p.add_argument("--gradebook-column", default=None)
     p.add_argument("--no-similarity", action="store_true")
+    p.add_argument("--cache", action="store_true",
+                   help="the shards keep and reuse OUT/cache (course grade --cache)")
     p.add_argument("--submit", action="store_true", help="submit both jobs with sbatch")
     return p
 
@@ -65,6 +67,8 @@ def grade_command(args: argparse.Namespace, shard: str) -> list[str]:
            "--memory", f"{args.memory:g}", "--timeout", f"{args.timeout:g}", "--no-progress"]
     if args.cell_timeout is not None:
         cmd += ["--cell-timeout", f"{args.cell_timeout:g}"]
+    if args.cache:
+        cmd.append("--cache")
     if args.gradebook is not None:
         cmd += ["--gradebook", str(args.gradebook.resolve())]
         if args.gradebook_column:
