@@ -6,10 +6,12 @@
 Gradescope: the notebooks of Gradescope's *Export Submissions*). For every submission this writes
 ``FOLDER/<file-stem>.pdf`` (default ``DIR/gradescope_pdfs``): a first page naming the file and the
 student's id, then each question graded by hand on a page of its own, in the notebook's order,
-with its prompt and the student's answer as the hand-grading pages show it (the markdown, the
-code, what it printed, and the figures the grader drew while running the notebook; for a skipped
-cell, the outputs saved in the notebook). So page 2 is the first manual question, page 3 the
-second and so on, unless an answer runs over a page. ``pages.csv`` lists each PDF's pages.
+with its prompt (rendered as Markdown) and the student's answer as the hand-grading pages show
+it (the markdown, the code in full, what it printed, the error a cell stopped with, and the figures
+the grader drew while running the notebook; for a skipped cell, the outputs saved in the notebook),
+and nothing that names a file the Gradescope grader does not have (no row of ``manual.csv``).
+So page 2 is the first manual question, page 3 the second and so on, unless an answer runs
+over a page. ``pages.csv`` lists each PDF's pages.
 
 One student never costs the class its PDFs: an answer's text is cut at
 :data:`autograder.handgrading.ANSWER_CHARS` characters (with a note), and a PDF that Chromium does not
@@ -57,6 +59,7 @@ PAGE_STYLE = """
 .page{break-before:page}
 .cover h1{font-size:1.4em}
 .answer{border:none;padding:0}
+pre{max-height:none;overflow:visible}
 """
 
 
@@ -74,6 +77,7 @@ def load_results(out: Path) -> list[Result]:
             answers=doc.get("manual_answers") or {},
             figures=[(int(f["cell"]), str(f["file"])) for f in doc.get("figures", [])],
             figure_notes=[(int(f["cell"]), str(f["note"])) for f in doc.get("figure_notes", [])],
+            cell_errors=[e for e in doc.get("cell_errors") or [] if isinstance(e, dict)],
             cell_outputs={int(k): v for k, v in (doc.get("answer_outputs") or {}).items()}))
     return sorted(results, key=lambda r: r.file)
 
@@ -92,10 +96,8 @@ def student_html(out: Path, assignment: str, questions: list, prompts: dict[str,
     parts.append("</ol></section>")
     for q in questions:
         parts.append(f"<section class='page'><h2>{esc(q.name)} ({num(q.points)} points)</h2>")
-        prompt = prompts.get(q.name, "")
-        shown = esc(prompt) if prompt else "(the prompt is in the notebook)"
-        parts.append(f"<div class='prompt'>{shown}</div>")
-        parts.append(handgrading.answer_html(out, q.name, r, 0, q.points))
+        parts.append(handgrading.prompt_html(prompts.get(q.name, "")))
+        parts.append(handgrading.answer_html(out, q.name, r, None, q.points))
         parts.append("</section>")
     parts.append("</body></html>\n")
     return "".join(parts)
