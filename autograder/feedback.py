@@ -10,6 +10,7 @@ its body in the grading worksheet's "Feedback comments" column (:mod:`instructor
 from __future__ import annotations
 
 import html
+import re
 
 from .handgrading import CSP, markdown_html
 from .results import num
@@ -21,8 +22,10 @@ STYLE = ("body{font-family:sans-serif;max-width:52em;margin:1.5em auto;padding:0
 
 
 def body_html(markdown: str) -> str:
-    """The feedback's HTML without the page around it (what Moodle's "Feedback comments" holds)."""
-    return markdown_html(markdown)
+    """The feedback's HTML without the page around it (what Moodle's "Feedback comments" holds); the
+    course's own markers (``<!-- ... -->`` lines, :data:`instructor.manual.MARKER`) are left out."""
+    text = "\n".join(line for line in markdown.split("\n") if not re.fullmatch(r"<!--.*-->", line.strip()))
+    return markdown_html(text)
 
 
 def page_html(markdown: str, title: str) -> str:

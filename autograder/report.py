@@ -218,7 +218,7 @@ def _several_rows(results: list[Result]) -> str:
     out.append("<p class='warn'>With <code>--gradebook</code>, a student whose rows differ in points "
                "(or who has notebooks not graded) gets nothing in the LMS import: read the rows and "
                "enter the grade yourself. Rows of equal points are exported.</p>"
-               "<table><tr><th>id</th><th>file</th><th>points</th><th>grading_status</th></tr>")
+               "<table><tr><th>id</th><th>student</th><th>points</th><th>grading_status</th></tr>")
     for (kind, sid), rows in several.items():
         for r in sorted(rows, key=lambda r: r.file):
             out.append(f"<tr><td>{esc(kind)} {esc(sid)}</td><td class='who'>{_who(r.file)}</td>"
@@ -238,7 +238,8 @@ def _wrong_week(results: list[Result]) -> str:
         return out[0] + "<p>None.</p>"
     out.append("<p class='warn'>Not run. With <code>--gradebook</code>, nothing is exported for these "
                "students (their gradebook cells stay as they are): ask for the right notebook, or "
-               "enter the grade yourself.</p><table><tr><th>id</th><th>file</th><th>grading_status</th></tr>")
+               "enter the grade yourself.</p>"
+               "<table><tr><th>id</th><th>student</th><th>grading_status</th></tr>")
     for r in wrong:
         found = lms_id(r.file)
         who = f"{found[0]} {found[1]}" if found else "-"
@@ -309,7 +310,7 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict) -> st
     bad = [r for r in sorted(results, key=lambda r: r.file) if r.status != "ok"]
     out.append(f"<h2>Rows that did not grade ok ({len(bad)})</h2>")
     if bad:
-        out.append("<table><tr><th>file</th><th>grading_status</th><th>points</th></tr>")
+        out.append("<table><tr><th>student</th><th>grading_status</th><th>points</th></tr>")
         for r in bad:
             out.append(f"<tr><td class='who'>{_who(r.file)}</td><td>{esc(r.status)}</td>"
                        f"<td>{num(r.total)}</td></tr>")
@@ -323,7 +324,7 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict) -> st
     times = sorted(results, key=lambda r: -r.seconds)
     total_t = sum(r.seconds for r in results)
     out.append(f"<h2>Time per submission</h2><p>mean {total_t / n if n else 0:.2f} s; slowest first.</p>"
-               "<table><tr><th>file</th><th>seconds</th>"
+               "<table><tr><th>student</th><th>seconds</th>"
                "<th>of which running the notebook and tests</th></tr>")
     for r in times:
         out.append(f"<tr><td class='who'>{_who(r.file)}</td><td>{r.seconds:.2f}</td>"

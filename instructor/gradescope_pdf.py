@@ -46,6 +46,8 @@ from autograder.assignment import load
 from autograder.csvcells import FORMULA_START, clean, csv_text, text_cell
 from autograder.results import Result, num, student_id
 
+from . import lms
+
 PDF_SECONDS = 60                      # one student's PDF; over it, that row says so and the others print
 
 
@@ -90,6 +92,8 @@ def student_html(out: Path, assignment: str, questions: list, prompts: dict[str,
              f"<title>{esc(assignment)}: {esc(r.file)}</title>",
              f"<style>{handgrading.STYLE}{PAGE_STYLE}</style></head><body>",
              f"<section class='cover'><h1>{esc(assignment)}: answers graded by hand</h1>",
+             *([f"<p><b>{esc(handgrading.student_name(r.file))}</b></p>"]
+               if handgrading.student_name(r.file) else []),
              f"<p>{esc(r.file)}</p><p>id {esc(student_id(r.file)) or '-'}</p><ol>"]
     parts += [f"<li>page {k}: {esc(q.name)} ({num(q.points)} points)</li>"
               for k, q in enumerate(questions, 2)]
@@ -154,6 +158,9 @@ def write_pdfs(out: Path, dest: Path, chromium: str, assignment: str | None = No
     the name or folder given to ``course grade`` (default: the name in ``out/questions.json``)."""
     info = json.loads((out / "questions.json").read_text(encoding="utf-8"))
     asg = load(assignment or info["assignment"])
+    book, _column = lms.remembered(out)               # the students' names, from the gradebook
+    if book is not None and book.exists():
+        handgrading.STUDENT_NAMES.update(lms.student_names(book))
     questions = [q for q in asg.questions if q.manual]
     if not questions:
         raise SystemExit(f"{asg.name} has no questions graded by hand")
@@ -182,6 +189,23 @@ def write_pdfs(out: Path, dest: Path, chromium: str, assignment: str | None = No
     return written
 
 
+def write_feedback_pdfs(out: Path, chromium: str) -> tuple[list[Path], list[str]]:
+    """``feedback/<stem>.pdf`` printed from every ``feedback/<stem>.html`` (one student's failure is
+    a line, never the class's), then ``canvas_feedback.zip`` made again with the PDFs."""
+    from . import handback
+    written, lines = [], []
+    with tempfile.TemporaryDirectory(prefix="feedback-pdf-") as tmp:
+        for page in sorted((out / "feedback").glob("*.html")):
+            pdf = page.with_suffix(".pdf")
+            try:
+                print_pdf(chromium, page, pdf, Path(tmp) / "profile")
+            except (PdfError, OSError) as exc:
+                lines.append(f"course pdfs: {page.name}: no PDF: {exc}")
+                continue
+            written.append(pdf)
+    return written, lines + handback.write(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="course pdfs",
                                 description=__doc__.split("\n")[0])
@@ -190,6 +214,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="as given to course grade, when not one of the course's notebooks")
     p.add_argument("--pdfs", type=Path, default=None, metavar="FOLDER",
                    help="where the PDFs go (default DIR/gradescope_pdfs)")
+    p.add_argument("--feedback", action="store_true",
+                   help="print the students' feedback instead: DIR/feedback/<stem>.pdf from each "
+                        "<stem>.html, and canvas_feedback.zip again with the PDFs")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
     if not (args.out / "questions.json").is_file():
         p.error(f"{args.out} is not a course grade output folder (no questions.json)")
@@ -197,6 +224,10 @@ def main(argv: list[str] | None = None) -> int:
     if chromium is None:
         print("headless Chromium is needed to print the PDFs: apt-get install chromium", file=sys.stderr)
         return 2
+    if args.feedback:
+        pdfs, lines = write_feedback_pdfs(args.out, chromium)
+        print("\n".join([f"wrote {len(pdfs)} feedback PDFs to {args.out / 'feedback'}", *lines]))
+        return 0
     dest = args.pdfs or args.out / "gradescope_pdfs"
     pdfs = write_pdfs(args.out, dest, chromium, args.assignment)
     print(f"wrote {len(pdfs)} PDFs and pages.csv to {dest}")

@@ -1,6 +1,7 @@
 """Feedback back to the students through the LMS, after ``course grade`` and after ``course manual``.
 
-- **Canvas**: ``DIR/canvas_feedback.zip`` holds each row's ``feedback/<stem>.html`` named
+- **Canvas**: ``DIR/canvas_feedback.zip`` holds each row's ``feedback/<stem>.html`` (or the PDF
+  ``course pdfs DIR --feedback`` printed from it, when it is newer) named
   ``<name>_<user id>_<attachment id>_feedback.html`` (``LATE`` kept where the download had it),
   the start of the name Canvas gave the submission in its bulk download. Upload it with the
   assignment's *Submissions -> Re-Upload Submissions*: Canvas (``Assignment#generate_comments_from_files``
@@ -56,6 +57,14 @@ def _read(path: Path, pending: dict[Path, bytes]) -> bytes | None:
         return None
 
 
+def _fresh(pdf: Path, page: Path, pending: dict[Path, bytes]) -> bool:
+    """Is there a PDF of the feedback (``course pdfs DIR --feedback``) printed from the page as it is?"""
+    try:
+        return page not in pending and pdf.stat().st_mtime >= page.stat().st_mtime
+    except OSError:
+        return False
+
+
 def canvas_prefix(file: str) -> str | None:
     """``lastfirst[_LATE]_USERID_ATTACHMENTID`` of a row named by Canvas's bulk download (the first
     part of its path so named), else None."""
@@ -76,12 +85,14 @@ def canvas_zip(out: Path, pending: dict[Path, bytes] | None = None) -> tuple[Pat
     used: set[str] = set()
     for file, stem in rows(out):
         prefix = canvas_prefix(file)
-        data = _read(out / "feedback" / f"{stem}.html", pending) if prefix else None
+        page, pdf = out / "feedback" / f"{stem}.html", out / "feedback" / f"{stem}.pdf"
+        ext = ".pdf" if prefix and _fresh(pdf, page, pending) else ".html"
+        data = _read(pdf if ext == ".pdf" else page, pending) if prefix else None
         if prefix is None or data is None:
             continue
-        name, k = f"{prefix}_feedback.html", 2
+        name, k = f"{prefix}_feedback{ext}", 2
         while name.lower() in used:                  # several notebooks in one upload
-            name, k = f"{prefix}_feedback-{k}.html", k + 1
+            name, k = f"{prefix}_feedback-{k}{ext}", k + 1
         used.add(name.lower())
         entries.append((name, data))
     if not entries:

@@ -28,13 +28,16 @@ def check() -> str:
 LAPTOP = 1400                      # px: the width of a laptop's screen (1366-1440)
 PROBE_WIDTH = """<script>
 window.addEventListener('load', function () {
-  var doc = document.documentElement, wide = [];
+  var doc = document.documentElement, wide = [], scrolled = [];
   document.querySelectorAll('body *').forEach(function (e) {
     var r = e.getBoundingClientRect();
     if (r.right > doc.clientWidth + 1 && wide.length < 5) wide.push(e.tagName + '.' + e.className);
+    if (e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== 'visible'
+        && scrolled.length < 5) scrolled.push(e.tagName + '.' + e.className);
   });
   var out = document.createElement('pre'); out.id = 'width-probe';
-  out.textContent = JSON.stringify({scroll: doc.scrollWidth, client: doc.clientWidth, wide: wide});
+  out.textContent = JSON.stringify({scroll: doc.scrollWidth, client: doc.clientWidth, wide: wide,
+                                    scrolled: scrolled});
   document.body.appendChild(out);
 });
 </script>"""
@@ -42,7 +45,8 @@ window.addEventListener('load', function () {
 
 def widths(page: Path, tmp: Path, width: int = LAPTOP) -> dict:
     """How wide ``page`` lays out in a window ``width`` px wide: {"scroll": the document's width,
-    "client": the window's, "wide": up to 5 elements that reach past its right edge}. The page's
+    "client": the window's, "wide": up to 5 elements that reach past its right edge, "scrolled": up
+    to 5 that scroll sideways inside themselves (a table in a scrolling box)}. The page's
     Content-Security-Policy is taken out of a copy, so that the probe runs."""
     import html
     import json

@@ -819,6 +819,7 @@ def test_moodle_week_grades_and_fills_grade_and_feedback_comments(moodle_week):
     assert ana.startswith("<h1>00_toy: feedback for Ana Garcia_201_assignsubmission_file_/00_toy.ipynb</h1>")
     assert "<strong>Total: 5.5 / 6.0 points</strong>" in ana
     assert "Comment: Check the name &lt;PlotAttention&gt;." in ana and "<PlotAttention>" not in ana
+    assert "graded by hand: written by" not in ana                      # the course's marker stays out
     assert got["Participant 205"][1] == ""                               # held: nothing exported
     assert "not run" in (moodle_week["out"] / "feedback" /
                          f"{inputs_stem(M_ELI)}.html").read_text()
@@ -870,5 +871,5 @@ def test_moodle_week_report_pages_and_pdf_fit_a_laptop_screen(moodle_week, tmp_p
     for page in (out / "report.html", out / "manual" / "q4.html",
                  out / "feedback" / f"{inputs_stem(M_ANA)}.html"):
         got = browser.widths(page, tmp_path)
-        assert got["scroll"] <= got["client"] == browser.LAPTOP, (page.name, got)
+        assert got["scroll"] <= got["client"] == browser.LAPTOP and got["scrolled"] == [], (page.name, got)
         browser.screenshot(page, shots / f"{page.stem}.png", tmp_path)     # for a person to look at
