@@ -732,6 +732,21 @@ def test_week_feedback_reaches_canvas_with_the_final_total(week):
     assert "was not run" in wrong and "failed" not in wrong and "Total" not in wrong
 
 
+@browser.needed
+def test_week_feedback_pdfs_replace_the_pages_in_the_canvas_zip(week):
+    out = week["out"]
+    res = run("-m", "course", "pdfs", str(out), "--feedback")
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert f"wrote 4 feedback PDFs to {out / 'feedback'}" in res.stdout
+    with zipfile.ZipFile(out / "canvas_feedback.zip") as z:
+        names = {n: z.read(n) for n in z.namelist()}
+    assert sorted(names) == ["alicesmith_10101_20001_feedback.pdf", "bobjones_LATE_10202_20002_feedback.pdf",
+                             "kimdave_10404_20004_feedback.pdf", "weekwrong_55555_20005_feedback.pdf"]
+    assert all(data.startswith(b"%PDF") for data in names.values())
+    assert names["alicesmith_10101_20001_feedback.pdf"] == \
+        (out / "feedback" / "alicesmith_10101_20001_00_toy.pdf").read_bytes()
+
+
 def test_week_regrading_keeps_every_hand_grade(week):
     out = week["out"]
     ledger = json.loads((out / "hand_grades.json").read_text())
