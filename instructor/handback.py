@@ -33,7 +33,7 @@ from autograder import feedback
 from autograder.inputs import CANVAS
 
 CANVAS_ZIP = "canvas_feedback.zip"
-CANVAS_PREFIX = re.compile(r"^([^/_]+_(?:late_)?\d+_\d+)_", re.IGNORECASE)
+CANVAS_PREFIX = re.compile(r"^([^/_]+_(?:late_)?(\d+)_(\d+))_", re.IGNORECASE)
 ZIP_TIME = (2020, 1, 1, 0, 0, 0)         # the same feedback always gives the same bytes
 
 
@@ -65,13 +65,21 @@ def _fresh(pdf: Path, page: Path, pending: dict[Path, bytes]) -> bool:
         return False
 
 
+def canvas_reads(name: str) -> tuple[str, str] | None:
+    """(user id, attachment id) as Canvas's re-upload reads them in a file's name: the first two
+    parts of the base name, split at ``_``, that are all digits."""
+    digits = [p for p in PurePosixPath(name).name.split("_") if re.fullmatch(r"[0-9]+", p)][:2]
+    return (digits[0], digits[1]) if len(digits) == 2 else None
+
+
 def canvas_prefix(file: str) -> str | None:
     """``lastfirst[_LATE]_USERID_ATTACHMENTID`` of a row named by Canvas's bulk download (the first
-    part of its path so named), else None."""
+    part of its path so named), else None; None too when Canvas would read other numbers in it (a
+    name part that is all digits), so that no file can reach another student."""
     for part in PurePosixPath(file).parts:
         m = CANVAS_PREFIX.match(part)
         if m and CANVAS.match(part):
-            return m.group(1)
+            return m.group(1) if canvas_reads(m.group(1) + "_x") == (m.group(2), m.group(3)) else None
         if part.lower().endswith(".zip"):
             return None
     return None

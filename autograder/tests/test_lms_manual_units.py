@@ -752,3 +752,18 @@ def test_a_regrade_prefills_manual_csv_and_an_untouched_one_goes_next_time(tmp_p
     manual.prefill(out)
     (out / "manual.csv").write_text((out / "manual.csv").read_text().replace(",,,", ",1,,"))
     assert handgrading.set_aside_filled(out) == out / "manual-1.csv"
+
+
+@pytest.mark.parametrize("file, prefix", [
+    ("alicesmith_10101_20001_00_toy.ipynb", "alicesmith_10101_20001"),
+    ("bobjones_LATE_10202_20002_00_toy.ipynb", "bobjones_LATE_10202_20002"),
+    ("leecarol_10303_556999_work.zip/a/00_toy.ipynb", "leecarol_10303_556999"),
+    ("12345_10101_20001_00_toy.ipynb", None),          # Canvas would read 12345 as the user id
+    ("Ann Lee_101_assignsubmission_file_/00_toy.ipynb", None), ("alice.ipynb", None),
+])
+def test_canvas_feedback_names_are_read_back_as_canvas_reads_them(file, prefix):
+    from instructor import handback
+    assert handback.canvas_prefix(file) == prefix
+    if prefix:
+        uid, aid = prefix.split("_")[-2:]
+        assert handback.canvas_reads(prefix + "_feedback-2.html") == (uid, aid)
