@@ -34,6 +34,7 @@ from pathlib import Path
 
 from autograder import feedback, handgrading
 from autograder.csvcells import (
+    FORMULA_START,
     CsvRowError,
     cell_text,
     csv_text,
@@ -177,6 +178,12 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+def _comment(text: str) -> str:
+    """A comment cell as typed, less the apostrophe :func:`text_cell` put before a formula character
+    (a manual.csv that ``course grade`` pre-filled, :func:`prefill`)."""
+    return text[1:] if text.startswith("'") and text[1:].startswith((*FORMULA_START, "'")) else text
+
+
 def _read_filled(folder: Folder, filled: Path
                  ) -> tuple[dict[int, dict[str, float]], dict[int, str], list[str]]:
     """The filled-in CSV checked: {row: {question: points}}, {row: comment}, notes. ManualError
@@ -228,7 +235,7 @@ def _read_filled(folder: Folder, filled: Path
                 continue
             updates.setdefault(found, {})[q] = v
         if "comment" in cols and row[cols.index("comment")].strip():
-            comments[found] = row[cols.index("comment")].strip()
+            comments[found] = _comment(row[cols.index("comment")].strip())
     if errors:
         more = f"\n(and {len(errors) - 20} more)" if len(errors) > 20 else ""
         raise ManualError("nothing merged:\n" + "\n".join(errors[:20]) + more)

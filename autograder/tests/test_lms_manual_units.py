@@ -746,6 +746,10 @@ def test_a_regrade_prefills_manual_csv_and_an_untouched_one_goes_next_time(tmp_p
     assert rows == [["file", "id", "q4", "comment", "key"],
                     [alice, "10101", "0.5", "'=Nice", csvcells.file_key(alice)],
                     [bob, "10202", "", "", csvcells.file_key(bob)]]
+    copy = tmp_path / "again.csv"                              # merged again as it is: nothing changes
+    copy.write_bytes((out / "manual.csv").read_bytes())
+    manual.merge(out, copy)
+    assert "Comment: =Nice" in (out / "feedback" / f"{inputs.safe_stem(alice)}.md").read_text()
     assert handgrading.set_aside_filled(out) is None and not (out / "manual.csv").exists()
     # one a TA changed after it was pre-filled is set aside, never removed
     report.write_all(out, asg, _week_results({alice: "a" * 64, bob: "c" * 64}), META)
