@@ -45,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     asg = engine.load(args)
     if asg is None:
         return 2
+    handgrading.STUDENT_NAMES.clear()
     if args.gradebook is not None:        # a wrong gradebook is a usage error before, not after, grading
         try:
             lms.check_gradebook(args.gradebook, asg, args.gradebook_column)

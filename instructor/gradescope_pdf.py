@@ -159,6 +159,7 @@ def write_pdfs(out: Path, dest: Path, chromium: str, assignment: str | None = No
     info = json.loads((out / "questions.json").read_text(encoding="utf-8"))
     asg = load(assignment or info["assignment"])
     book, _column = lms.remembered(out)               # the students' names, from the gradebook
+    handgrading.STUDENT_NAMES.clear()
     if book is not None and book.exists():
         handgrading.STUDENT_NAMES.update(lms.student_names(book))
     questions = [q for q in asg.questions if q.manual]
