@@ -771,3 +771,17 @@ def test_canvas_feedback_names_are_read_back_as_canvas_reads_them(file, prefix):
     if prefix:
         uid, aid = prefix.split("_")[-2:]
         assert handback.canvas_reads(prefix + "_feedback-2.html") == (uid, aid)
+
+
+def test_the_feedback_page_escapes_whatever_a_submission_printed():
+    from autograder import feedback
+    md = (f"# 00_toy: feedback for {EVIL}.ipynb\n\n- test `t` (1.0 pt): **failed**\n\n"
+          f"  ```\n  {EVIL}\n  ```\n\n- cell 3: `{EVIL}`\n\n{EVIL}\n\n[open](javascript:alert(1))\n")
+    page = feedback.page_html(md, EVIL)
+    parser = Tags()
+    parser.feed(page)
+    assert {t for t, _ in parser.tags} <= {"html", "head", "meta", "title", "style", "body", "h1", "ul", "li",
+                                          "code", "pre", "strong", "p", "a"}
+    assert not [a for _, attrs in parser.tags for a in attrs if a.lower().startswith("on")]
+    assert 'href="javascript' not in page and "default-src 'none'" in page
+    assert page.count("&lt;script&gt;window.__pwned=1&lt;/script&gt;") == 5
