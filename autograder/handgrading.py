@@ -4,11 +4,14 @@ CSV to fill in (``course manual``, :mod:`instructor.manual`, merges it back).
 ``course grade`` writes, when the assignment has questions graded by hand (``manual: true``):
 
 - ``manual/<question>.html``: the question's prompt, then every submission's answer side by side:
-  its markdown, its code (folded), what its cells printed and the figures they drew while the
+  its markdown, its code (shown, not folded), what its cells printed, the error a cell stopped
+  with (``NameError: name 'PlotAtention' is not defined``) and the figures they drew while the
   grader ran them (PNG, embedded), and for cells the grader skips (``otter_ignore``: training runs)
-  the outputs saved in the notebook, labelled as such. Everything from a notebook is untrusted: text
-  is HTML-escaped, images are embedded only as checked PNGs (:func:`notebook_info.check_png`), and
-  the page's Content-Security-Policy forbids scripts, frames and every source but ``data:`` images.
+  the outputs saved in the notebook, labelled as such. The question's prompt (the course's own
+  text) is rendered as Markdown by markdown-it-py with raw HTML off (:func:`markdown_html`).
+  Everything from a notebook is untrusted: text is HTML-escaped, images are embedded only as
+  checked PNGs (:func:`notebook_info.check_png`), and the page's Content-Security-Policy forbids
+  scripts, frames and every source but ``data:`` images.
 - ``manual.csv``: ``file``, ``id``, one column per manual question, ``comment``, ``key``: one row
   per submission, to fill in (a filled-in one is never deleted by a later ``course grade``: it is
   kept beside as ``manual-N.csv``). ``key`` (:func:`autograder.csvcells.file_key`) joins a row to
@@ -26,15 +29,19 @@ from __future__ import annotations
 
 import base64
 import csv
+import hashlib
 import html
 import json
 import struct
 from pathlib import Path
 from typing import Any
 
+from markdown_it import MarkdownIt
+
 from . import notebook_info
 from .assignment import PACKAGE_DIR, Assignment
 from .csvcells import csv_text, file_key, text_cell
+from .inputs import lms_id
 from .results import Result, num, student_id
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
@@ -43,6 +50,28 @@ ROW_IMAGE_BYTES = 2 * 2**20
 ROW_IMAGE_PIXELS = 8_000_000
 IMAGE_PIXELS = 4_000_000
 ANSWER_CHARS = 20_000                    # characters of one answer's text in a page
+# {(lms, id): the student's name}, from the gradebook ``course grade`` was given (instructor.lms):
+# the report and the pages name the students so, beside the file
+STUDENT_NAMES: dict[tuple[str, str], str] = {}
+
+
+def student_name(file: str) -> str:
+    """The student's name as the gradebook gives it, or ''."""
+    found = lms_id(file)
+    return STUDENT_NAMES.get(found, "") if found else ""
+_MARKDOWN = MarkdownIt("commonmark", {"html": False})      # raw HTML in the text is escaped, not kept
+
+
+def markdown_html(text: str) -> str:
+    """Markdown as HTML (CommonMark, by markdown-it-py): any HTML written in the text comes out
+    escaped, and links whose scheme is not http(s), mailto or a relative one are not made links."""
+    return _MARKDOWN.render(text)
+
+
+def prompt_html(prompt: str) -> str:
+    """A manual question's prompt, rendered, in its box."""
+    body = markdown_html(prompt) if prompt.strip() else "<p>(the prompt is in the notebook)</p>"
+    return f"<div class='prompt'>{body}</div>"
 
 
 # ---------------------------------------------------------------- the assignment's side
@@ -126,13 +155,24 @@ def _filled(path: Path) -> bool:
     return any(any(row[i].strip() for i in typed if i < len(row)) for row in rows[1:])
 
 
+PREFILLED = ".manual.csv.prefilled"    # instructor.manual.prefill: the SHA-256 of what it wrote
+
+
 def set_aside_filled(out: Path) -> Path | None:
     """Before a new run: a filled-in ``manual.csv`` is renamed ``manual-N.csv`` (never deleted);
-    an untouched one is removed. Returns the new name, if any."""
+    an untouched one, or one exactly as ``course grade`` pre-filled it from the ledger, is removed.
+    Returns the new name, if any."""
     path = out / "manual.csv"
+    mark = out / PREFILLED
     if not path.exists():
+        mark.unlink(missing_ok=True)
         return None
-    if not _filled(path):
+    try:
+        untouched = mark.read_text(encoding="ascii").strip() == hashlib.sha256(path.read_bytes()).hexdigest()
+    except (OSError, UnicodeDecodeError):
+        untouched = False
+    mark.unlink(missing_ok=True)
+    if untouched or not _filled(path):        # as course grade pre-filled it: the ledger holds all of it
         path.unlink()
         return None
     n = 1
@@ -144,7 +184,9 @@ def set_aside_filled(out: Path) -> Path | None:
 
 STYLE = """
 body{font-family:sans-serif;margin:1.5em;color:#222}
-.prompt{background:#f4f6fa;border-left:4px solid #4a78b5;padding:.5em 1em;white-space:pre-wrap;max-width:70em}
+.prompt{background:#f4f6fa;border-left:4px solid #4a78b5;padding:.1em 1em;max-width:70em;
+    overflow-wrap:anywhere}
+.prompt pre,.prompt code{background:#e8ecf3}
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(30em,1fr));gap:1em;margin-top:1em}
 .answer{border:1px solid #ccc;border-radius:6px;padding:.6em .9em;overflow:hidden}
 .answer h2{font-size:1em;margin:.1em 0;word-break:break-all}
@@ -157,6 +199,8 @@ pre{white-space:pre-wrap;word-break:break-word;background:#f7f7f7;padding:.4em;m
 .label{font-size:.8em;color:#8a6d1f}
 .note{font-size:.85em;color:#a33}
 .status{color:#a33;font-weight:bold}
+pre.error{background:#fbe3e3;border-left:3px solid #c33;color:#700}
+.codelabel{font-size:.8em;color:#555;margin:.4em 0 0}
 img{max-width:100%;height:auto;border:1px solid #ddd;margin:.3em 0;display:block}
 """
 
@@ -208,11 +252,16 @@ def _img(out: Path, path: str, alt: str, budget: _Budget) -> str:
     return f"<img alt='{html.escape(alt, quote=True)}' src='data:image/png;base64,{b64}'>"
 
 
-def answer_html(out: Path, q: str, r: Result, row: int, points: float) -> str:
+def answer_html(out: Path, q: str, r: Result, row: int | None, points: float) -> str:
+    """One submission's answer to ``q``; ``row``: its row in manual.csv, or None where the reader
+    has no manual.csv (a Gradescope PDF)."""
     esc = html.escape
     a = r.answers.get(q)
-    parts = [f"<section class='answer' id='row-{row}'><h2>{esc(r.file)}</h2>",
-             f"<p class='meta'>id {esc(student_id(r.file)) or '-'} · row {row} of manual.csv · "
+    where = f"row {row} of manual.csv · " if row is not None else ""
+    name = student_name(r.file)
+    who = f"<b>{esc(name)}</b> · " if name else ""
+    parts = [f"<section class='answer' id='row-{row if row is not None else 0}'><h2>{esc(r.file)}</h2>",
+             f"<p class='meta'>{who}id {esc(student_id(r.file)) or '-'} · {where}"
              f"{esc(q)}: __ / {num(points)}</p>"]
     if r.status != "ok":
         parts.append(f"<p class='status'>{esc(r.status)}</p>")
@@ -231,6 +280,10 @@ def answer_html(out: Path, q: str, r: Result, row: int, points: float) -> str:
     notes: dict[int, list[str]] = {}
     for cell, note in r.figure_notes:
         notes.setdefault(cell, []).append(note)
+    errors: dict[int, list[str]] = {}
+    for e in r.cell_errors:
+        if isinstance(e, dict) and type(e.get("cell")) is int:
+            errors.setdefault(e["cell"], []).append(str(e.get("error") or e.get("kind") or "error"))
     if not a.get("cells"):
         parts.append("<p class='unanswered'>No answer cells.</p>")
     for c in a.get("cells", []):
@@ -244,8 +297,8 @@ def answer_html(out: Path, q: str, r: Result, row: int, points: float) -> str:
                 parts.append(f"<div class='md'>{shown}</div>{cut}")
             continue
         shown, cut = _text(source, budget)
-        parts.append(f"<details><summary>code (cell {esc(str(cell))}, {len(source.splitlines())} lines)"
-                     f"</summary><pre>{shown}</pre></details>{cut}")
+        parts.append(f"<p class='codelabel'>code (cell {esc(str(cell))})</p>"
+                     f"<pre class='code'>{shown}</pre>{cut}")
         if c.get("skipped"):
             saved = c.get("saved", [])
             parts.append("<div class='saved'><p class='label'>not run by the grader (otter_ignore): "
@@ -270,6 +323,10 @@ def answer_html(out: Path, q: str, r: Result, row: int, points: float) -> str:
             parts.append(_img(out, path, f"figure {k} of cell {cell}", budget))
         for note in notes.get(cell, []):
             parts.append(f"<p class='note'>{esc(note)}</p>")
+        for error in errors.get(cell, []):
+            shown, cut = _text(error, budget)
+            parts.append(f"<p class='codelabel'>the cell stopped with an error when the grader ran it:</p>"
+                         f"<pre class='error'>{shown}</pre>{cut}")
     if a.get("more"):
         parts.append(f"<p class='note'>{int(a['more'])} more cells not shown</p>")
     parts.append("</section>")
@@ -287,7 +344,7 @@ def write_page(path: Path, out_dir: Path, asg: Assignment, q: Any, prompt: str,
            "<meta name='referrer' content='no-referrer'>",
            f"<title>{esc(asg.name)} {esc(q.name)}: hand grading</title><style>{STYLE}</style></head><body>",
            f"<h1>{esc(asg.name)}, {esc(q.name)} ({num(q.points)} points): every answer</h1>",
-           f"<div class='prompt'>{esc(prompt) if prompt else '(the prompt is in the notebook)'}</div>",
+           prompt_html(prompt),
            f"<p>{len(rows)} submissions, in the order of <code>manual.csv</code>. Put each one's points "
            f"(0 to {num(q.points)}) in its column <code>{esc(q.name)}</code>, then run "
            "<code>course manual DIR manual.csv</code>. Figures were drawn by the grader while it ran "

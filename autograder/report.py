@@ -1,4 +1,5 @@
-"""What grading writes: ``grades.csv``, ``results/<stem>.json``, ``feedback/<stem>.md``, ``report.html``.
+"""What grading writes: ``grades.csv``, ``results/<stem>.json``, ``feedback/<stem>.md`` (and the same
+rendered as ``feedback/<stem>.html``, :mod:`autograder.feedback`), ``report.html``.
 
 ``grades.csv`` has Otter's ``final_grades.csv`` columns: ``file``, one column per question in the
 assignment's order, ``total_points_earned``, ``percent_correct`` (a fraction, 0 to 1, of the
@@ -20,7 +21,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from . import handgrading, similarity
+from . import feedback, handgrading, similarity
 from .assignment import Assignment
 from .csvcells import FORMULA_START, clean, csv_text, text_cell  # noqa: F401  (FORMULA_START: re-exported)
 from .inputs import lms_id
@@ -164,17 +165,27 @@ def _histogram_svg(values: list[float], bins: int = 10) -> str:
     return "".join(parts)
 
 
+def _who(file: str) -> str:
+    """A row's student as the report shows it: the gradebook's name (when ``course grade`` was given
+    one) over the file's name, else the file's name."""
+    esc = html.escape
+    name = handgrading.student_name(file)
+    return (f"<b>{esc(name)}</b><br><small class='file'>{esc(file)}</small>" if name
+            else f"<span class='file'>{esc(file)}</span>")
+
+
 def _rows_table(assignment: Assignment, results: list[Result]) -> str:
-    """Every row: its points in each question (manual ones: graded by hand, blank here), its total,
-    its status."""
+    """Every row: its student, its points in each question (manual ones: graded by hand, blank here),
+    its total, its status; by the students' names when the gradebook gives them."""
     esc = html.escape
     head = "".join(f"<th>{esc(q.name)}<br><small>/{num(q.points if q.manual else q.max_points)}"
                    f"{' hand' if q.manual else ''}</small></th>" for q in assignment.questions)
     out = [f"<h2>Every row ({len(results)})</h2><p>Points per question; questions graded by hand are "
            "filled in by <code>course manual</code> (in <code>grades.csv</code>, not here).</p>"
-           f"<div class='wide'><table class='rows'><tr><th>file</th><th>id</th>{head}<th>total<br><small>/"
-           f"{num(assignment.max_points)}</small></th><th>%</th><th>grading_status</th></tr>"]
-    for r in sorted(results, key=lambda r: r.file):
+           f"<div class='wide'><table class='rows'><tr><th>student</th><th>id</th>{head}<th>total<br>"
+           f"<small>/{num(assignment.max_points)}</small></th><th>%</th><th>grading_status</th></tr>"]
+    order = sorted(results, key=lambda r: (handgrading.student_name(r.file) or "\uffff", r.file))
+    for r in order:
         cells = []
         for q in assignment.questions:
             if q.manual:
@@ -184,9 +195,9 @@ def _rows_table(assignment: Assignment, results: list[Result]) -> str:
                 cls = "full" if p >= q.max_points - 1e-9 else ("none" if p <= 0 else "part")
                 cells.append(f"<td class='{cls}'>{num(p)}</td>")
         status = r.status if r.status == "ok" else f"<b>{esc(r.status)}</b>"
-        out.append(f"<tr><td>{esc(r.file)}</td><td>{esc(student_id(r.file))}</td>{''.join(cells)}"
-                   f"<td>{num(r.total)}</td><td>{100 * percent(r.total, assignment.max_points):.0f}</td>"
-                   f"<td>{status}</td></tr>")
+        out.append(f"<tr><td class='who'>{_who(r.file)}</td><td>{esc(student_id(r.file))}</td>"
+                   f"{''.join(cells)}<td>{num(r.total)}</td>"
+                   f"<td>{100 * percent(r.total, assignment.max_points):.0f}</td><td>{status}</td></tr>")
     out.append("</table></div>")
     return "\n".join(out)
 
@@ -207,10 +218,11 @@ def _several_rows(results: list[Result]) -> str:
     out.append("<p class='warn'>With <code>--gradebook</code>, a student whose rows differ in points "
                "(or who has notebooks not graded) gets nothing in the LMS import: read the rows and "
                "enter the grade yourself. Rows of equal points are exported.</p>"
-               "<table><tr><th>id</th><th>file</th><th>points</th><th>grading_status</th></tr>")
+               "<table><tr><th>id</th><th>student</th><th>points</th><th>grading_status</th></tr>")
     for (kind, sid), rows in several.items():
         for r in sorted(rows, key=lambda r: r.file):
-            out.append(f"<tr><td>{esc(kind)} {esc(sid)}</td><td>{esc(r.file)}</td><td>{num(r.total)}</td>"
+            out.append(f"<tr><td>{esc(kind)} {esc(sid)}</td><td class='who'>{_who(r.file)}</td>"
+                       f"<td>{num(r.total)}</td>"
                        f"<td>{esc(r.status)}</td></tr>")
     out.append("</table>")
     return "".join(out) + _wrong_week(results)
@@ -226,11 +238,12 @@ def _wrong_week(results: list[Result]) -> str:
         return out[0] + "<p>None.</p>"
     out.append("<p class='warn'>Not run. With <code>--gradebook</code>, nothing is exported for these "
                "students (their gradebook cells stay as they are): ask for the right notebook, or "
-               "enter the grade yourself.</p><table><tr><th>id</th><th>file</th><th>grading_status</th></tr>")
+               "enter the grade yourself.</p>"
+               "<table><tr><th>id</th><th>student</th><th>grading_status</th></tr>")
     for r in wrong:
         found = lms_id(r.file)
         who = f"{found[0]} {found[1]}" if found else "-"
-        out.append(f"<tr><td>{esc(who)}</td><td>{esc(r.file)}</td><td>{esc(r.status)}</td></tr>")
+        out.append(f"<tr><td>{esc(who)}</td><td class='who'>{_who(r.file)}</td><td>{esc(r.status)}</td></tr>")
     out.append("</table>")
     return "".join(out)
 
@@ -243,9 +256,11 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict) -> st
     n_ok = sum(r.status == "ok" for r in results)
     out = ["<!doctype html><html><head><meta charset='utf-8'>",
            f"<title>Grading report: {esc(assignment.name)}</title>",
-           "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}"
+           "<style>body{font-family:sans-serif;max-width:80em;margin:2em auto;padding:0 1em}"
            "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}"
-           "table.rows td{white-space:nowrap}table.rows td:last-child{white-space:normal;min-width:14em}"
+           "table.rows td{white-space:nowrap}table.rows td:last-child{white-space:normal;min-width:12em}"
+           "td.who{white-space:normal!important;min-width:10em;max-width:24em;overflow-wrap:anywhere}"
+           ".file{color:#555;overflow-wrap:anywhere}"
            ".wide{overflow-x:auto}td.full{background:#e6f4e6}td.part{background:#fff6d6}"
            "td.none{background:#fbe3e3}td.manual{background:#eee}"
            ".warn{background:#fde8e8;padding:.5em;border:1px solid #e99}"
@@ -295,9 +310,10 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict) -> st
     bad = [r for r in sorted(results, key=lambda r: r.file) if r.status != "ok"]
     out.append(f"<h2>Rows that did not grade ok ({len(bad)})</h2>")
     if bad:
-        out.append("<table><tr><th>file</th><th>grading_status</th><th>points</th></tr>")
+        out.append("<table><tr><th>student</th><th>grading_status</th><th>points</th></tr>")
         for r in bad:
-            out.append(f"<tr><td>{esc(r.file)}</td><td>{esc(r.status)}</td><td>{num(r.total)}</td></tr>")
+            out.append(f"<tr><td class='who'>{_who(r.file)}</td><td>{esc(r.status)}</td>"
+                       f"<td>{num(r.total)}</td></tr>")
         out.append("</table>")
     else:
         out.append("<p>None.</p>")
@@ -308,10 +324,11 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict) -> st
     times = sorted(results, key=lambda r: -r.seconds)
     total_t = sum(r.seconds for r in results)
     out.append(f"<h2>Time per submission</h2><p>mean {total_t / n if n else 0:.2f} s; slowest first.</p>"
-               "<table><tr><th>file</th><th>seconds</th>"
+               "<table><tr><th>student</th><th>seconds</th>"
                "<th>of which running the notebook and tests</th></tr>")
     for r in times:
-        out.append(f"<tr><td>{esc(r.file)}</td><td>{r.seconds:.2f}</td><td>{r.exec_seconds:.2f}</td></tr>")
+        out.append(f"<tr><td class='who'>{_who(r.file)}</td><td>{r.seconds:.2f}</td>"
+                   f"<td>{r.exec_seconds:.2f}</td></tr>")
     out.append("</table></body></html>\n")
     return "\n".join(out)
 
@@ -319,7 +336,7 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict) -> st
 # what a new run removes first; never hand_grades.json (the hand grades, instructor.manual) nor a
 # filled-in manual.csv (set aside as manual-N.csv)
 OUTPUT_FILES = ("grades.csv", "timings.json", "report.html", "questions.json", "canvas_import.csv",
-                "moodle_import.csv", "similarity.csv", "lms.json")
+                "moodle_import.csv", "similarity.csv", "lms.json", "canvas_feedback.zip")
 OUTPUT_DIRS = ("results", "feedback", "figures", "manual")
 
 
@@ -334,7 +351,10 @@ def write_all(out_dir: Path, assignment: Assignment, results: list[Result], meta
     (out_dir / "feedback").mkdir(parents=True, exist_ok=True)
     for r in results:
         _write(out_dir / "results" / f"{r.stem}.json", result_json(assignment, r))
-        _write(out_dir / "feedback" / f"{r.stem}.md", feedback_md(assignment, r))
+        md = feedback_md(assignment, r)
+        _write(out_dir / "feedback" / f"{r.stem}.md", md)
+        _write(out_dir / "feedback" / f"{r.stem}.html",
+               feedback.page_html(md, f"{assignment.name}: {r.file}"))
     _write(out_dir / "grades.csv", grades_csv(assignment, results))
     _write(out_dir / "questions.json", handgrading.questions_json(assignment))
     if any(q.manual for q in assignment.questions):

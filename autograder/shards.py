@@ -241,6 +241,19 @@ def load_shards(out: Path, given: list[Path]) -> Merged:
                   shard_dirs=[by_k[k][0] for k in range(n)], n=n, tests=by_k[0][1]["tests"])
 
 
+def gradebook_of(out: Path, given: list[Path]) -> tuple[str, str | None] | None:
+    """The ``--gradebook`` (and column) the shards were graded with, from the first shard result
+    found; None when they had none (or none is there: the merge says so)."""
+    for f in find(out, given):
+        try:
+            doc = json.loads((f / SHARD_FILE).read_text(encoding="utf-8", errors="surrogatepass"))
+        except (OSError, ValueError):
+            continue
+        book = doc.get("meta", {}).get("gradebook") if isinstance(doc, dict) else None
+        return (book[0], book[1]) if book else None
+    return None
+
+
 def copy_figures(shard_dirs: list[Path], out: Path) -> None:
     """The figures the shards' rows drew, into ``out/figures`` (the rows name them relative to it)."""
     for f in shard_dirs:

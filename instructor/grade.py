@@ -9,7 +9,10 @@ surprise after an hour of grading) and DIR/canvas_import.csv (or moodle_import.c
 it (:mod:`instructor.lms`); the gradebook and column are kept in DIR/lms.json for ``course manual``.
 Into a folder that holds hand grades (DIR/hand_grades.json, :mod:`instructor.manual`), every hand
 grade is given back to the row with the same notebook content after grading (before the export), and
-those whose notebook changed are listed, kept in the ledger. Exit code 0 when the batch finished,
+those whose notebook changed are listed, kept in the ledger; manual.csv is then written again with
+the hand grades that were given back. The students' feedback goes back through the LMS too
+(:mod:`instructor.handback`: DIR/canvas_feedback.zip, Moodle's "Feedback comments"), and the report
+names the students as the gradebook does. Exit code 0 when the batch finished,
 whatever the scores; 2 when the command line, the assignment or the gradebook is wrong.
 """
 from __future__ import annotations
@@ -19,8 +22,9 @@ import sys
 from pathlib import Path
 
 from autograder import grade as engine
+from autograder import handgrading, shards
 
-from . import lms, manual
+from . import handback, lms, manual
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -41,12 +45,14 @@ def main(argv: list[str] | None = None) -> int:
     asg = engine.load(args)
     if asg is None:
         return 2
+    handgrading.STUDENT_NAMES.clear()
     if args.gradebook is not None:        # a wrong gradebook is a usage error before, not after, grading
         try:
             lms.check_gradebook(args.gradebook, asg, args.gradebook_column)
         except lms.GradebookError as exc:
             print(f"course grade: {exc}", file=sys.stderr)
             return 2
+        handgrading.STUDENT_NAMES.update(lms.student_names(args.gradebook))   # names in the report
     outcome = engine.run(args, asg)
     if isinstance(outcome, int):
         return outcome
@@ -62,10 +68,14 @@ def after_grading(outcome: engine.Outcome, gradebook: Path | None, column: str |
     try:
         for line in manual.reapply(outcome.out):    # hand grades are never lost to a re-grade
             print(line)
+        for line in manual.prefill(outcome.out):    # and manual.csv starts from them
+            print(line)
     except manual.ManualError as exc:
         print(f"course grade: the hand grades were not given back: {exc}", file=sys.stderr)
         return 2
     try:
+        for line in handback.write(outcome.out):       # canvas_feedback.zip, for Re-Upload Submissions
+            print(line)
         lms.remember(outcome.out, gradebook, column)
     except OSError as exc:
         print(f"course grade: cannot write {outcome.out / lms.LMS_META}: {exc.strerror}", file=sys.stderr)
@@ -98,13 +108,21 @@ def merge_main(argv: list[str] | None = None) -> int:
     p.add_argument("--gradebook", type=Path, default=None, help="as for course grade")
     p.add_argument("--gradebook-column", default=None, metavar="TEXT", help="as for course grade")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    gradebook, column = args.gradebook, args.gradebook_column
+    if gradebook is None:                  # the shards' own --gradebook
+        found = shards.gradebook_of(args.out.resolve(), args.shard_dirs)
+        if found is not None:
+            gradebook, column = Path(found[0]), column or found[1]
+    handgrading.STUDENT_NAMES.clear()
+    if gradebook is not None:              # names in the report, as course grade puts them there
+        try:
+            handgrading.STUDENT_NAMES.update(lms.student_names(gradebook))
+        except (lms.GradebookError, OSError) as exc:
+            print(f"course merge: {exc}", file=sys.stderr)
+            return 2
     outcome = engine.merge(args.out, args.shard_dirs, args.assignment, args.no_similarity)
     if isinstance(outcome, int):
         return outcome
-    gradebook, column = args.gradebook, args.gradebook_column
-    if gradebook is None and outcome.meta.get("gradebook"):     # the shards' own --gradebook
-        book, shard_column = outcome.meta["gradebook"]
-        gradebook, column = Path(book), column or shard_column
     return after_grading(outcome, gradebook, column)
 
 

@@ -6,10 +6,12 @@
 Gradescope: the notebooks of Gradescope's *Export Submissions*). For every submission this writes
 ``FOLDER/<file-stem>.pdf`` (default ``DIR/gradescope_pdfs``): a first page naming the file and the
 student's id, then each question graded by hand on a page of its own, in the notebook's order,
-with its prompt and the student's answer as the hand-grading pages show it (the markdown, the
-code, what it printed, and the figures the grader drew while running the notebook; for a skipped
-cell, the outputs saved in the notebook). So page 2 is the first manual question, page 3 the
-second and so on, unless an answer runs over a page. ``pages.csv`` lists each PDF's pages.
+with its prompt (rendered as Markdown) and the student's answer as the hand-grading pages show
+it (the markdown, the code in full, what it printed, the error a cell stopped with, and the figures
+the grader drew while running the notebook; for a skipped cell, the outputs saved in the notebook),
+and nothing that names a file the Gradescope grader does not have (no row of ``manual.csv``).
+So page 2 is the first manual question, page 3 the second and so on, unless an answer runs
+over a page. ``pages.csv`` lists each PDF's pages.
 
 One student never costs the class its PDFs: an answer's text is cut at
 :data:`autograder.handgrading.ANSWER_CHARS` characters (with a note), and a PDF that Chromium does not
@@ -44,6 +46,8 @@ from autograder.assignment import load
 from autograder.csvcells import FORMULA_START, clean, csv_text, text_cell
 from autograder.results import Result, num, student_id
 
+from . import lms
+
 PDF_SECONDS = 60                      # one student's PDF; over it, that row says so and the others print
 
 
@@ -57,6 +61,7 @@ PAGE_STYLE = """
 .page{break-before:page}
 .cover h1{font-size:1.4em}
 .answer{border:none;padding:0}
+pre{max-height:none;overflow:visible}
 """
 
 
@@ -74,6 +79,7 @@ def load_results(out: Path) -> list[Result]:
             answers=doc.get("manual_answers") or {},
             figures=[(int(f["cell"]), str(f["file"])) for f in doc.get("figures", [])],
             figure_notes=[(int(f["cell"]), str(f["note"])) for f in doc.get("figure_notes", [])],
+            cell_errors=[e for e in doc.get("cell_errors") or [] if isinstance(e, dict)],
             cell_outputs={int(k): v for k, v in (doc.get("answer_outputs") or {}).items()}))
     return sorted(results, key=lambda r: r.file)
 
@@ -86,16 +92,16 @@ def student_html(out: Path, assignment: str, questions: list, prompts: dict[str,
              f"<title>{esc(assignment)}: {esc(r.file)}</title>",
              f"<style>{handgrading.STYLE}{PAGE_STYLE}</style></head><body>",
              f"<section class='cover'><h1>{esc(assignment)}: answers graded by hand</h1>",
+             *([f"<p><b>{esc(handgrading.student_name(r.file))}</b></p>"]
+               if handgrading.student_name(r.file) else []),
              f"<p>{esc(r.file)}</p><p>id {esc(student_id(r.file)) or '-'}</p><ol>"]
     parts += [f"<li>page {k}: {esc(q.name)} ({num(q.points)} points)</li>"
               for k, q in enumerate(questions, 2)]
     parts.append("</ol></section>")
     for q in questions:
         parts.append(f"<section class='page'><h2>{esc(q.name)} ({num(q.points)} points)</h2>")
-        prompt = prompts.get(q.name, "")
-        shown = esc(prompt) if prompt else "(the prompt is in the notebook)"
-        parts.append(f"<div class='prompt'>{shown}</div>")
-        parts.append(handgrading.answer_html(out, q.name, r, 0, q.points))
+        parts.append(handgrading.prompt_html(prompts.get(q.name, "")))
+        parts.append(handgrading.answer_html(out, q.name, r, None, q.points))
         parts.append("</section>")
     parts.append("</body></html>\n")
     return "".join(parts)
@@ -152,6 +158,10 @@ def write_pdfs(out: Path, dest: Path, chromium: str, assignment: str | None = No
     the name or folder given to ``course grade`` (default: the name in ``out/questions.json``)."""
     info = json.loads((out / "questions.json").read_text(encoding="utf-8"))
     asg = load(assignment or info["assignment"])
+    book, _column = lms.remembered(out)               # the students' names, from the gradebook
+    handgrading.STUDENT_NAMES.clear()
+    if book is not None and book.exists():
+        handgrading.STUDENT_NAMES.update(lms.student_names(book))
     questions = [q for q in asg.questions if q.manual]
     if not questions:
         raise SystemExit(f"{asg.name} has no questions graded by hand")
@@ -180,6 +190,23 @@ def write_pdfs(out: Path, dest: Path, chromium: str, assignment: str | None = No
     return written
 
 
+def write_feedback_pdfs(out: Path, chromium: str) -> tuple[list[Path], list[str]]:
+    """``feedback/<stem>.pdf`` printed from every ``feedback/<stem>.html`` (one student's failure is
+    a line, never the class's), then ``canvas_feedback.zip`` made again with the PDFs."""
+    from . import handback
+    written, lines = [], []
+    with tempfile.TemporaryDirectory(prefix="feedback-pdf-") as tmp:
+        for page in sorted((out / "feedback").glob("*.html")):
+            pdf = page.with_suffix(".pdf")
+            try:
+                print_pdf(chromium, page, pdf, Path(tmp) / "profile")
+            except (PdfError, OSError) as exc:
+                lines.append(f"course pdfs: {page.name}: no PDF: {exc}")
+                continue
+            written.append(pdf)
+    return written, lines + handback.write(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="course pdfs",
                                 description=__doc__.split("\n")[0])
@@ -188,6 +215,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="as given to course grade, when not one of the course's notebooks")
     p.add_argument("--pdfs", type=Path, default=None, metavar="FOLDER",
                    help="where the PDFs go (default DIR/gradescope_pdfs)")
+    p.add_argument("--feedback", action="store_true",
+                   help="print the students' feedback instead: DIR/feedback/<stem>.pdf from each "
+                        "<stem>.html, and canvas_feedback.zip again with the PDFs")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
     if not (args.out / "questions.json").is_file():
         p.error(f"{args.out} is not a course grade output folder (no questions.json)")
@@ -195,6 +225,10 @@ def main(argv: list[str] | None = None) -> int:
     if chromium is None:
         print("headless Chromium is needed to print the PDFs: apt-get install chromium", file=sys.stderr)
         return 2
+    if args.feedback:
+        pdfs, lines = write_feedback_pdfs(args.out, chromium)
+        print("\n".join([f"wrote {len(pdfs)} feedback PDFs to {args.out / 'feedback'}", *lines]))
+        return 0
     dest = args.pdfs or args.out / "gradescope_pdfs"
     pdfs = write_pdfs(args.out, dest, chromium, args.assignment)
     print(f"wrote {len(pdfs)} PDFs and pages.csv to {dest}")

@@ -49,12 +49,15 @@ from autograder.csvcells import CsvRowError, cell_text, csv_text, read_spreadshe
 from autograder.inputs import MAX_STUDENT_NOTEBOOKS, lms_id
 from autograder.report import is_wrong_notebook
 
+from . import handback
+
 TITLE_AND_ID = re.compile(r"^(.*)\s\((\d+)\)$")
 NON_ASSIGNMENT = re.compile(r"Current Score|Current Points|Current Grade|Final Score|Final Points|"
                             r"Final Grade|Override Score|Override Grade|Override Status")
 SPECIAL_ROW = re.compile(r"^\s*(Muted|Manual Posting.*)?\s*$", re.IGNORECASE)
 PARTICIPANT = re.compile(r"(\d+)\s*$")
 NOT_GRADED = "not graded"               # the status of a row over the per-student cap (inputs)
+FEEDBACK_COMMENTS = "Feedback comments"   # Moodle's worksheet column of the comments feedback plugin
 
 
 class GradebookError(ValueError):
@@ -264,9 +267,11 @@ def write_atomic(dest: Path, data: bytes) -> None:
 
 
 def render(out: Path, gradebook: Path, column: str | None = None,
-           table: list[list[str]] | None = None) -> tuple[Path, bytes, list[str]]:
+           table: list[list[str]] | None = None,
+           pending: dict[Path, bytes] | None = None) -> tuple[Path, bytes, list[str]]:
     """What :func:`export` writes, without writing it: (the import's path, its bytes, the lines to
-    print); ``table``: grades.csv's rows as they are about to be written."""
+    print); ``table``: grades.csv's rows as they are about to be written, ``pending``: other files
+    about to be written (the feedback that goes into Moodle's "Feedback comments")."""
     gb = read_gradebook(gradebook)
     best, notes, spec, held = graded_rows(out, table)
     possible = float(spec["auto_points"]) + sum(float(q["points"]) for q in spec["questions"] if q["manual"])
@@ -281,7 +286,7 @@ def render(out: Path, gradebook: Path, column: str | None = None,
         dest = out / "canvas_import.csv"
         what = f"column {gb.header[col].strip()!r}"
     else:
-        rows_out, filled, seen = _moodle(gb, mine, possible, notes)
+        rows_out, filled, seen = _moodle(gb, mine, possible, notes, handback.comments_by_file(out, pending))
         dest = out / "moodle_import.csv"
         what = "column 'Grade'"
     missing = sorted(set(mine) - seen)
@@ -303,6 +308,30 @@ def held_lines(held: list[str]) -> list[str]:
             "graded, or another week's notebook): none is exported for them, their gradebook cells "
             "stay as they are; read their rows and enter the grade yourself:"
             ] + [f"  {line}" for line in held]
+
+
+def student_names(path: Path) -> dict[tuple[str, str], str]:
+    """{(lms, id): the student's name} from a gradebook: Canvas's ``Student`` column by ``ID``,
+    Moodle's ``Full name`` by ``Participant N``; {} for a file that is not a gradebook."""
+    try:
+        gb = read_gradebook(path)
+    except GradebookError:
+        return {}
+    header = [h.strip() for h in gb.header]
+    names: dict[tuple[str, str], str] = {}
+    for row in gb.rows[1:]:
+        row = row + [""] * (len(header) - len(row))
+        if gb.kind == "canvas":
+            sid = row[gb.id_col].strip()
+            name = (row[0] if header[0] != "LastName" else f"{row[0]}, {row[1]}").strip()
+            if sid.isdigit() and name:
+                names[("canvas", str(int(sid)))] = name
+        elif "Full name" in header:
+            m = PARTICIPANT.search(row[gb.id_col])
+            name = row[header.index("Full name")].strip()
+            if m and name:
+                names[("moodle", str(int(m.group(1))))] = name
+    return names
 
 
 LMS_META = "lms.json"          # the grading run's --gradebook and --gradebook-column
@@ -374,8 +403,17 @@ def _canvas(gb: Gradebook, col: int, mine: dict, possible: float,
     return out, filled, seen
 
 
-def _moodle(gb: Gradebook, mine: dict, possible: float,
-            notes: list[str]) -> tuple[list[list[str]], int, set[str]]:
+def _moodle(gb: Gradebook, mine: dict, possible: float, notes: list[str],
+            comments: dict[str, str] | None = None) -> tuple[list[list[str]], int, set[str]]:
+    """The worksheet with ``Grade`` filled for the students in ``mine`` and, where the worksheet has
+    the column (the assignment's feedback comments are on), ``Feedback comments`` with their
+    feedback as HTML (``comments``: {row name: HTML}; :mod:`instructor.handback`)."""
+    comments = comments or {}
+    header = [h.strip() for h in gb.header]
+    comment_col = header.index(FEEDBACK_COMMENTS) if FEEDBACK_COMMENTS in header else -1
+    if comment_col < 0 and comments and mine:
+        notes.append(f"the worksheet has no {FEEDBACK_COMMENTS!r} column (feedback comments are off for "
+                     "this assignment): hand back feedback/ another way")
     out = [gb.header]
     seen: set[str] = set()
     filled = 0
@@ -388,6 +426,8 @@ def _moodle(gb: Gradebook, mine: dict, possible: float,
             seen.add(pid)
             row = list(row)
             row[gb.grade_col] = fmt(mine[pid][0])
+            if comment_col >= 0 and mine[pid][1] in comments:
+                row[comment_col] = comments[mine[pid][1]]
             filled += 1
             if gb.max_col >= 0 and not warned:
                 try:

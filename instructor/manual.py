@@ -24,6 +24,7 @@ never drops, those whose notebook changed since they were given.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -31,12 +32,22 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from autograder.csvcells import CsvRowError, cell_text, csv_text, file_key, read_spreadsheet, read_table
+from autograder import feedback, handgrading
+from autograder.csvcells import (
+    FORMULA_START,
+    CsvRowError,
+    cell_text,
+    csv_text,
+    file_key,
+    read_spreadsheet,
+    read_table,
+    text_cell,
+)
 from autograder.inputs import lms_id
 from autograder.report import is_wrong_notebook
-from autograder.results import EXTRA_COLUMNS, num
+from autograder.results import EXTRA_COLUMNS, num, student_id
 
-from . import lms
+from . import handback, lms
 
 MARKER = "<!-- graded by hand: written by course manual -->"
 LEDGER = "hand_grades.json"
@@ -167,6 +178,12 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+def _comment(text: str) -> str:
+    """A comment cell as typed, less the apostrophe :func:`text_cell` put before a formula character
+    (a manual.csv that ``course grade`` pre-filled, :func:`prefill`)."""
+    return text[1:] if text.startswith("'") and text[1:].startswith((*FORMULA_START, "'")) else text
+
+
 def _read_filled(folder: Folder, filled: Path
                  ) -> tuple[dict[int, dict[str, float]], dict[int, str], list[str]]:
     """The filled-in CSV checked: {row: {question: points}}, {row: comment}, notes. ManualError
@@ -218,7 +235,7 @@ def _read_filled(folder: Folder, filled: Path
                 continue
             updates.setdefault(found, {})[q] = v
         if "comment" in cols and row[cols.index("comment")].strip():
-            comments[found] = row[cols.index("comment")].strip()
+            comments[found] = _comment(row[cols.index("comment")].strip())
     if errors:
         more = f"\n(and {len(errors) - 20} more)" if len(errors) > 20 else ""
         raise ManualError("nothing merged:\n" + "\n".join(errors[:20]) + more)
@@ -324,6 +341,36 @@ def reapply_plan(out: Path) -> Plan | None:
     return plan
 
 
+PREFILLED = handgrading.PREFILLED     # the SHA-256 of a manual.csv as prefill wrote it
+
+
+def prefill(out: Path) -> list[str]:
+    """After a re-grade: ``manual.csv`` written again with the hand grades and comments the ledger
+    gave back (the rows whose notebook changed stay blank), so that the next TA starts from them.
+    Its SHA-256 is kept beside it: a later ``course grade`` removes it when nobody changed it
+    (:func:`autograder.handgrading.set_aside_filled`), since the ledger holds all of it."""
+    ledger = load_ledger(out)
+    if not ledger or not (out / "manual.csv").exists():
+        return []
+    folder = Folder(out)
+    applied, _missed = match(folder, ledger)
+    qs = list(folder.manual_qs)
+    rows = [["file", "id", *qs, "comment", "key"]]
+    col = {name: folder.header.index(name) for name in qs}
+    order = sorted(range(len(folder.files)), key=lambda i: folder.files[i])
+    for i in order:
+        entry = applied.get((i, COMMENT))
+        comment = str(entry.get("comment", "")) if entry else ""
+        rows.append([text_cell(folder.files[i]), student_id(folder.files[i]),
+                     *[folder.body[i][col[q]] if (i, q) in applied else "" for q in qs],
+                     text_cell(comment), file_key(folder.files[i])])
+    data = csv_text(rows).encode("utf-8")
+    write_all({out / "manual.csv": data,
+               out / PREFILLED: (hashlib.sha256(data).hexdigest() + "\n").encode("ascii")})
+    n = sum(1 for (_i, q) in applied if q != COMMENT)
+    return [f"{out / 'manual.csv'} holds the {n} hand grades given back: fill in the rest"]
+
+
 def write_all(files: dict[Path, bytes]) -> None:
     """Every file to a temporary file beside it first; only when all are written, each renamed
     into place. A failure before the renames leaves every file as it was."""
@@ -370,10 +417,16 @@ def _find_row(key: str, cell: str, by_key: dict[str, int], by_name: dict[str, in
     return "no such row in grades.csv"
 
 
+TOTAL = "**Total: "                # the feedback's line of the final total (autograder.feedback)
+
+
 def _feedback(folder: Folder, body: list[list[str]], comments: dict[int, str]) -> dict[Path, bytes]:
-    """Each student's feedback with (a new) section holding the hand-graded points and the comment;
-    another week's notebook keeps its feedback as it is (it was not run, nothing more)."""
+    """Each student's feedback with (a new) section holding the hand-graded points and the comment,
+    and, once every hand-graded question has its points, the final total under the title; rendered
+    again as ``feedback/<stem>.html``. Another week's notebook keeps its feedback as it is (it was
+    not run, nothing more)."""
     out, manual_qs, header = folder.out, folder.manual_qs, folder.header
+    auto_max = float(folder.spec.get("auto_points", 0.0))
     files: dict[Path, bytes] = {}
     for i, row in enumerate(body):
         stem = folder.stems.get(cell_text(row[0]))
@@ -382,8 +435,19 @@ def _feedback(folder: Folder, body: list[list[str]], comments: dict[int, str]) -
         if stem is None or not path.exists() or is_wrong_notebook(status):
             continue
         old = path.read_text(encoding="utf-8")
-        text = old.split("\n" + MARKER, 1)[0].rstrip("\n") + "\n"
+        top = old.split("\n" + MARKER, 1)[0].rstrip("\n").split("\n")
+        for k, line in enumerate(top):
+            if line.startswith(TOTAL):                          # the total of an earlier merge
+                del top[k:k + 2]
+                break
         graded = [(q, row[header.index(q)]) for q in manual_qs if row[header.index(q)].strip()]
+        final = row[header.index("final_points_earned")].strip()
+        if final and len(graded) == len(manual_qs):
+            auto = float(row[header.index("total_points_earned")])
+            by_hand = sum(float(v) for _q, v in graded)
+            at = next((k for k, line in enumerate(top) if line.startswith("Automatically graded")), 1)
+            top[at:at] = [feedback.total_line(auto, auto_max, by_hand, sum(manual_qs.values())), ""]
+        text = "\n".join(top) + "\n"
         if graded or i in comments:
             lines = ["", MARKER, "", "## Graded by your instructor", ""]
             lines += [f"- {q}: {v} / {num(manual_qs[q])}" for q, v in graded]
@@ -392,6 +456,8 @@ def _feedback(folder: Folder, body: list[list[str]], comments: dict[int, str]) -
             text += "\n".join(lines) + "\n"
         if text != old:
             files[path] = text.encode("utf-8")
+            title = f"{folder.spec['assignment']}: {folder.files[i]}"
+            files[path.with_suffix(".html")] = feedback.page_html(text, title).encode("utf-8")
     return files
 
 
@@ -423,11 +489,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.filled is None and book is None:
             p.error("give FILLED.csv, --gradebook, or both (DIR has no gradebook of its grading run)")
         plan = merge_plan(args.out, args.filled) if args.filled is not None else Plan()
+        made = handback.canvas_zip(args.out, plan.files)    # the feedback as it is about to be
+        if made is not None and plan.files:
+            plan.files[made[0]] = made[1]
+            plan.lines += made[2]
         if book is not None:
             if not book.exists():
                 raise lms.GradebookError(f"the gradebook {book} (of the grading run) is not there: "
                                          "give it with --gradebook")
-            dest, data, lines = lms.render(args.out, book, column, plan.table or None)
+            dest, data, lines = lms.render(args.out, book, column, plan.table or None, plan.files)
             plan.files[dest] = data
             plan.lines += lines
             doc = {"gradebook": str(book.resolve()), "gradebook_column": column}

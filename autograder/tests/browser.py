@@ -6,6 +6,7 @@ Where it is missing those tests skip, except under CI (the environment variable 
 browser fails them, so that CI never passes with the browser tests skipped.
 """
 import os
+from pathlib import Path
 
 import pytest
 
@@ -22,3 +23,55 @@ def check() -> str:
     if CHROMIUM is None:
         pytest.fail(f"{MISSING}, and CI needs it: .ci/run installs it when it can")
     return CHROMIUM
+
+
+LAPTOP = 1400                      # px: the width of a laptop's screen (1366-1440)
+PROBE_WIDTH = """<script>
+window.addEventListener('load', function () {
+  var doc = document.documentElement, wide = [], scrolled = [];
+  document.querySelectorAll('body *').forEach(function (e) {
+    var r = e.getBoundingClientRect();
+    if (r.right > doc.clientWidth + 1 && wide.length < 5) wide.push(e.tagName + '.' + e.className);
+    if (e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== 'visible'
+        && scrolled.length < 5) scrolled.push(e.tagName + '.' + e.className);
+  });
+  var out = document.createElement('pre'); out.id = 'width-probe';
+  out.textContent = JSON.stringify({scroll: doc.scrollWidth, client: doc.clientWidth, wide: wide,
+                                    scrolled: scrolled});
+  document.body.appendChild(out);
+});
+</script>"""
+
+
+def widths(page: Path, tmp: Path, width: int = LAPTOP) -> dict:
+    """How wide ``page`` lays out in a window ``width`` px wide: {"scroll": the document's width,
+    "client": the window's, "wide": up to 5 elements that reach past its right edge, "scrolled": up
+    to 5 that scroll sideways inside themselves (a table in a scrolling box)}. The page's
+    Content-Security-Policy is taken out of a copy, so that the probe runs."""
+    import html
+    import json
+    import re
+    import subprocess
+    text = re.sub(r"<meta http-equiv='Content-Security-Policy'[^>]*>", "", page.read_text(encoding="utf-8"))
+    copy = tmp / f"width-{page.name}"
+    copy.write_text(text.replace("</body>", PROBE_WIDTH + "</body>"), encoding="utf-8")
+    res = subprocess.run([check(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                          "--disable-background-networking", "--disable-component-update",
+                          "--disable-sync", "--hide-scrollbars", "--disable-dev-shm-usage",
+                          "--force-device-scale-factor=1", f"--user-data-dir={tmp / 'width-profile'}",
+                          f"--window-size={width},900", "--virtual-time-budget=5000", "--dump-dom",
+                          copy.as_uri()], capture_output=True, text=True, timeout=120)
+    m = re.search(r'<pre id="width-probe">(.*?)</pre>', res.stdout, re.S)
+    assert m, res.stderr[-2000:]
+    return json.loads(html.unescape(m.group(1)))
+
+
+def screenshot(page: Path, shot: Path, tmp: Path, width: int = LAPTOP, height: int = 900) -> Path:
+    """``page`` as a laptop shows it, as a PNG (for a person to look at)."""
+    import subprocess
+    subprocess.run([check(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                    "--disable-dev-shm-usage", "--force-device-scale-factor=1",
+                    f"--user-data-dir={tmp / 'shot-profile'}", f"--window-size={width},{height}",
+                    f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120)
+    return shot

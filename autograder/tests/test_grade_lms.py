@@ -24,6 +24,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import zipfile
 import zlib
 from pathlib import Path
 
@@ -700,6 +701,52 @@ def test_week_course_manual_with_a_mistake_changes_nothing(week, tmp_path):
     assert res.returncode == 2 and _files_of(out) == before
 
 
+def _canvas_reupload_match(name: str) -> tuple[str, str] | None:
+    """What Canvas's Re-Upload Submissions reads in a file's name (canvas-lms,
+    Assignment#infer_comment_context_from_filename): the base name split at '_', the first two parts
+    that are all digits, as (user id, attachment id)."""
+    digits = [p for p in Path(name).name.split("_") if re.fullmatch(r"\d+", p)][:2]
+    return (digits[0], digits[1]) if len(digits) == 2 else None
+
+
+def test_week_feedback_reaches_canvas_with_the_final_total(week):
+    out = week["out"]
+    assert f"{out / 'canvas_feedback.zip'}: 4 students' feedback" in week["merged"].stdout
+    with zipfile.ZipFile(out / "canvas_feedback.zip") as z:
+        files = {n: z.read(n).decode() for n in z.namelist()}
+    # each file goes to the student and the attachment of the row it is about
+    assert {n: _canvas_reupload_match(n) for n in files} == {
+        "alicesmith_10101_20001_feedback.html": ("10101", "20001"),
+        "bobjones_LATE_10202_20002_feedback.html": ("10202", "20002"),
+        "kimdave_10404_20004_feedback.html": ("10404", "20004"),
+        "weekwrong_55555_20005_feedback.html": ("55555", "20005")}
+    alice = files["alicesmith_10101_20001_feedback.html"]
+    assert alice == (out / "feedback" / "alicesmith_10101_20001_00_toy.html").read_text()
+    assert "<strong>Total: 6.0 / 6.0 points</strong> (automatically graded 5.0 / 5.0; graded by hand " \
+        "1.0 / 1.0)" in alice and "Comment: Clear plot." in alice
+    assert "Content-Security-Policy" in alice and "<script" not in alice
+    bob = (out / "feedback" / "bobjones_LATE_10202_20002_00_toy.md").read_text()
+    assert bob.splitlines()[2] == "**Total: 5.5 / 6.0 points** (automatically graded 5.0 / 5.0; graded " \
+        "by hand 0.5 / 1.0)."
+    wrong = files["weekwrong_55555_20005_feedback.html"]
+    assert "was not run" in wrong and "failed" not in wrong and "Total" not in wrong
+
+
+@browser.needed
+def test_week_feedback_pdfs_replace_the_pages_in_the_canvas_zip(week):
+    out = week["out"]
+    res = run("-m", "course", "pdfs", str(out), "--feedback")
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert f"wrote 4 feedback PDFs to {out / 'feedback'}" in res.stdout
+    with zipfile.ZipFile(out / "canvas_feedback.zip") as z:
+        names = {n: z.read(n) for n in z.namelist()}
+    assert sorted(names) == ["alicesmith_10101_20001_feedback.pdf", "bobjones_LATE_10202_20002_feedback.pdf",
+                             "kimdave_10404_20004_feedback.pdf", "weekwrong_55555_20005_feedback.pdf"]
+    assert all(data.startswith(b"%PDF") for data in names.values())
+    assert names["alicesmith_10101_20001_feedback.pdf"] == \
+        (out / "feedback" / "alicesmith_10101_20001_00_toy.pdf").read_bytes()
+
+
 def test_week_regrading_keeps_every_hand_grade(week):
     out = week["out"]
     ledger = json.loads((out / "hand_grades.json").read_text())
@@ -720,7 +767,124 @@ def test_week_regrading_keeps_every_hand_grade(week):
         WRONG: ("0.0", "0.0", "0.0")}
     feedback = (out / "feedback" / "alicesmith_10101_20001_00_toy.md").read_text()
     assert "- q4: 1.0 / 1.0" in feedback and "Comment: Clear plot." in feedback
+    assert "**Total: 5.0 / 6.0 points** (automatically graded 4.0 / 5.0; graded by hand 1.0 / 1.0)." \
+        in feedback
     got = lms_samples.canvas_import((out / "canvas_import.csv").read_bytes())
     assert got["grades"] == {("10101", "4700"): "5", ("10202", "4700"): "4.5", ("10404", "4700"): "4"}
     assert json.loads((out / "hand_grades.json").read_text()) == ledger       # nothing dropped
     assert (out / "manual-1.csv").exists() is False                  # the TA filled a copy
+
+
+# ---------------------------------------------------------------- issue 19: a Moodle class, PDFs, pages
+
+M_ANA, M_BEN = ("Ana Garcia_201_assignsubmission_file_/00_toy.ipynb",
+                "Ben Okafor_202_assignsubmission_file_/00_toy.ipynb")
+M_CHEN1, M_CHEN2 = ("Chen Wu_203_assignsubmission_file_/00_toy.ipynb",
+                    "Chen Wu_203_assignsubmission_file_/00_toy (1).ipynb")
+M_DANA, M_ELI = ("Dana Ito_204_assignsubmission_file_/00_toy.ipynb",
+                 "Eli Roth_205_assignsubmission_file_/03_attention.ipynb")
+
+
+@pytest.fixture(scope="module")
+def moodle_week(tmp_path_factory) -> dict:
+    """A Moodle class: an answer cell that raises (NameError: PlotAtention), a good one, the same
+    notebook uploaded twice, a broken upload (not JSON) and another week's notebook; graded with the
+    grading worksheet, hand-graded with a filled copy of manual.csv merged without naming the worksheet."""
+    root = tmp_path_factory.mktemp("moodleweek")
+    os.chmod(root, 0o755)
+    subs = root / "class"
+    same = with_answer("It falls, then **flattens**.", "plt.show()")
+    for name, data in [(M_ANA, with_answer("Attention <b>weights</b>.", "PlotAtention(ax)")),
+                       (M_BEN, with_answer("The loss falls fast.", "plt.show()")),
+                       (M_CHEN1, same), (M_CHEN2, same), (M_DANA, b"{not a notebook"),
+                       (M_ELI, (REPO / "notebooks" / "03_attention.ipynb").read_bytes())]:
+        (subs / name).parent.mkdir(parents=True, exist_ok=True)
+        (subs / name).write_bytes(data)
+    book = root / "worksheet.csv"
+    book.write_bytes(lms_samples.moodle_worksheet([("201", "Ana García"), ("202", "Ben Okafor"),
+                                                   ("203", "Chen Wu"), ("204", "Dana Ito"),
+                                                   ("205", "Eli Roth")]))
+    out = root / "out"
+    graded = run("-m", "course", "grade", str(subs), "--assignment", str(hostile.FIXTURE), "--out", str(out),
+                 "--workers", "2", "--no-progress", "--no-similarity", "--gradebook", str(book))
+    filled = fill_by_column(out / "manual.csv", root / "filled.csv",
+                            {M_ANA: "0.5", M_BEN: "1", M_CHEN1: "1", M_CHEN2: "1"})
+    with open(filled, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    rows[[r[0] for r in rows].index(M_ANA)][rows[0].index("comment")] = "Check the name <PlotAttention>."
+    with open(filled, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(rows)
+    merged = run("-m", "course", "manual", str(out), str(filled))
+    return {"root": root, "out": out, "graded": graded, "merged": merged}
+
+
+def test_moodle_week_grades_and_fills_grade_and_feedback_comments(moodle_week):
+    for res in (moodle_week["graded"], moodle_week["merged"]):
+        assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "  moodle id 205: " in moodle_week["graded"].stdout           # another week's: held
+    rows = grade_rows(moodle_week["out"])
+    assert rows[M_DANA]["grading_status"].startswith("unreadable notebook")
+    sheet = list(csv.DictReader(io.StringIO((moodle_week["out"] / "moodle_import.csv").read_text(
+        encoding="utf-8"), newline="")))
+    got = {r["Identifier"]: (r["Grade"], r["Feedback comments"]) for r in sheet}
+    assert {k: v[0] for k, v in got.items()} == {"Participant 201": "5.5", "Participant 202": "6",
+                                                 "Participant 203": "6", "Participant 204": "0",
+                                                 "Participant 205": ""}
+    ana = got["Participant 201"][1]
+    assert ana.startswith("<h1>00_toy: feedback for Ana Garcia_201_assignsubmission_file_/00_toy.ipynb</h1>")
+    assert "<strong>Total: 5.5 / 6.0 points</strong>" in ana
+    assert "Comment: Check the name &lt;PlotAttention&gt;." in ana and "<PlotAttention>" not in ana
+    assert "graded by hand: written by" not in ana                      # the course's marker stays out
+    assert got["Participant 205"][1] == ""                               # held: nothing exported
+    assert "not run" in (moodle_week["out"] / "feedback" /
+                         f"{inputs_stem(M_ELI)}.html").read_text()
+
+
+def inputs_stem(file: str) -> str:
+    from autograder import inputs
+    return inputs.safe_stem(file)
+
+
+def test_moodle_week_page_shows_the_code_its_output_and_its_error(moodle_week):
+    page = (moodle_week["out"] / "manual" / "q4.html").read_text(encoding="utf-8")
+    assert "<details" not in page                                        # the code is shown, not folded
+    assert "<p><strong>q4.</strong> Fill in the code.</p>" in page       # the prompt, rendered
+    ana = _sections(page)[M_ANA]
+    assert "<pre class='code'>" in ana and "PlotAtention(ax)" in ana
+    assert "<pre class='error'>NameError: name &#x27;PlotAtention&#x27; is not defined</pre>" in ana
+    assert "Attention &lt;b&gt;weights&lt;/b&gt;." in ana                # the student's text, escaped
+    assert "<b>Ana García</b> · id 201 · row " in ana                     # the worksheet's name
+    report = (moodle_week["out"] / "report.html").read_text(encoding="utf-8")
+    assert "<b>Ana García</b><br><small class='file'>" in report
+
+
+@browser.needed
+def test_moodle_week_pdfs_show_the_work_and_name_no_file_the_grader_lacks(moodle_week, tmp_path):
+    out = moodle_week["out"]
+    res = run("-m", "course", "pdfs", str(out), "--assignment", str(hostile.FIXTURE))
+    assert res.returncode == 0, res.stderr[-2000:]
+    with open(out / "gradescope_pdfs" / "pages.csv", newline="", encoding="utf-8") as f:
+        pages = {r["file"]: r for r in csv.DictReader(f)}
+    assert int(pages[M_ANA]["pages"]) == 2
+    from autograder.assignment import load
+    from instructor import gradescope_pdf
+    asg = load(str(hostile.FIXTURE))
+    qs = [q for q in asg.questions if q.manual]
+    prompts = gradescope_pdf.handgrading.prompts(gradescope_pdf.handgrading.blank_notebook(asg), asg)
+    ana = next(r for r in gradescope_pdf.load_results(out) if r.file == M_ANA)
+    text = gradescope_pdf.student_html(out, asg.name, qs, prompts, ana)
+    assert "manual.csv" not in text and "<details" not in text
+    assert "NameError: name &#x27;PlotAtention&#x27; is not defined" in text and "PlotAtention(ax)" in text
+    assert "<strong>q4.</strong>" in text
+
+
+@browser.needed
+def test_moodle_week_report_pages_and_pdf_fit_a_laptop_screen(moodle_week, tmp_path):
+    out = moodle_week["out"]
+    shots = out / "screenshots"
+    shots.mkdir(exist_ok=True)
+    for page in (out / "report.html", out / "manual" / "q4.html",
+                 out / "feedback" / f"{inputs_stem(M_ANA)}.html"):
+        got = browser.widths(page, tmp_path)
+        assert got["scroll"] <= got["client"] == browser.LAPTOP and got["scrolled"] == [], (page.name, got)
+        browser.screenshot(page, shots / f"{page.stem}.png", tmp_path)     # for a person to look at

@@ -445,6 +445,13 @@ def test_moodle_worksheet_gets_its_grade_column_filled(tmp_path):
     rows = list(csv.DictReader(io.StringIO((out / "moodle_import.csv").read_text())))
     assert [(r["Identifier"], r["Grade"], r["Maximum Grade"]) for r in rows] == \
         [("Participant 101", "6", "6.00"), ("Participant 102", "3", "6.00"), ("Participant 103", "", "6.00")]
+    # the feedback goes into "Feedback comments" as HTML, with the final total; none for Cy
+    comments = [r["Feedback comments"] for r in rows]
+    assert comments[0].startswith("<h1>00_toy: feedback for Ann Lee_101_assignsubmission_file_/00_toy.ipynb")
+    assert "<strong>Total: 6.0 / 6.0 points</strong>" in comments[0]
+    assert "<strong>Total: 3.0 / 6.0 points</strong>" in comments[1] and comments[2] == ""
+    assert lms.student_names(book) == {("moodle", "101"): "Ann Lee", ("moodle", "102"): "Bo Chen",
+                                       ("moodle", "103"): "Cy"}
 
 
 def test_a_student_with_rows_of_different_points_is_held_not_best_of_n(tmp_path):
@@ -691,3 +698,90 @@ def test_course_manual_is_all_or_nothing_and_remembers_the_gradebook(tmp_path):
     got = lms_samples.canvas_import((out / "canvas_import.csv").read_bytes())
     assert got["grades"][("10101", "4700")] == "6"
     assert not [p for p in out.rglob("*.part")]
+
+
+# ---------------------------------------------------------------- issue 19: pages, feedback, manual.csv
+
+def test_markdown_is_rendered_with_raw_html_escaped_and_no_script_links():
+    out = handgrading.markdown_html("**q3.** Plot `q`.\n\n<script>alert(1)</script>\n\n"
+                                    "[x](javascript:alert(1)) <img src=x onerror=alert(1)>")
+    assert "<strong>q3.</strong> Plot <code>q</code>." in out
+    assert "<script" not in out and "&lt;script&gt;" in out
+    assert "<img" not in out and 'href="javascript' not in out
+
+
+def test_the_page_shows_the_code_whole_and_the_error_a_cell_stopped_with(tmp_path):
+    asg = assignment.load(str(hostile.FIXTURE))
+    results = _results(tmp_path)
+    results[1].cell_errors = [{"cell": 15, "kind": "error",
+                               "error": "NameError: name 'PlotAtention' is not defined"}]
+    report.write_all(tmp_path, asg, results, {"workers": 1, "mode": "weak"})
+    page = (tmp_path / "manual" / "q4.html").read_text()
+    assert "<details" not in page and "<p><strong>q4.</strong> Fill in the code.</p>" in page
+    assert page.count("<pre class='code'>plt.plot(x)&lt;/pre&gt;&lt;script&gt;</pre>") == 3
+    assert page.count("<pre class='error'>") == 1
+    assert "<pre class='error'>NameError: name &#x27;PlotAtention&#x27; is not defined</pre>" in \
+        page.split("HYPERLINK")[1].split("alicesmith")[0]                # in that student's answer only
+    feedback = (tmp_path / "feedback" / f"{results[1].stem}.html").read_text()
+    assert "Content-Security-Policy" in feedback and "<script" not in feedback
+    assert "PlotAtention" in feedback                                   # the cell that stopped, listed
+
+
+META = {"workers": 1, "mode": "weak"}
+
+
+def test_a_regrade_prefills_manual_csv_and_an_untouched_one_goes_next_time(tmp_path):
+    asg = assignment.load(str(hostile.FIXTURE))
+    alice, bob = "alicesmith_10101_1_00_toy.ipynb", "bobjones_10202_2_00_toy.ipynb"
+    out = tmp_path / "out"
+    out.mkdir()
+    report.write_all(out, asg, _week_results({alice: "a" * 64, bob: "b" * 64}), META)
+    manual.merge(out, _fill(tmp_path / "f.csv", [["file", "q4", "comment"], [alice, "0.5", "=Nice"]]))
+    assert handgrading.set_aside_filled(out) is None          # the untouched template: removed
+    report.write_all(out, asg, _week_results({alice: "a" * 64, bob: "c" * 64}), META)
+    manual.reapply(out)
+    assert manual.prefill(out) == [f"{out / 'manual.csv'} holds the 1 hand grades given back: fill in the "
+                                   "rest"]
+    rows = list(csv.reader((out / "manual.csv").open(newline="", encoding="utf-8")))
+    assert rows == [["file", "id", "q4", "comment", "key"],
+                    [alice, "10101", "0.5", "'=Nice", csvcells.file_key(alice)],
+                    [bob, "10202", "", "", csvcells.file_key(bob)]]
+    copy = tmp_path / "again.csv"                              # merged again as it is: nothing changes
+    copy.write_bytes((out / "manual.csv").read_bytes())
+    manual.merge(out, copy)
+    assert "Comment: =Nice" in (out / "feedback" / f"{inputs.safe_stem(alice)}.md").read_text()
+    assert handgrading.set_aside_filled(out) is None and not (out / "manual.csv").exists()
+    # one a TA changed after it was pre-filled is set aside, never removed
+    report.write_all(out, asg, _week_results({alice: "a" * 64, bob: "c" * 64}), META)
+    manual.prefill(out)
+    (out / "manual.csv").write_text((out / "manual.csv").read_text().replace(",,,", ",1,,"))
+    assert handgrading.set_aside_filled(out) == out / "manual-1.csv"
+
+
+@pytest.mark.parametrize("file, prefix", [
+    ("alicesmith_10101_20001_00_toy.ipynb", "alicesmith_10101_20001"),
+    ("bobjones_LATE_10202_20002_00_toy.ipynb", "bobjones_LATE_10202_20002"),
+    ("leecarol_10303_556999_work.zip/a/00_toy.ipynb", "leecarol_10303_556999"),
+    ("12345_10101_20001_00_toy.ipynb", None),          # Canvas would read 12345 as the user id
+    ("Ann Lee_101_assignsubmission_file_/00_toy.ipynb", None), ("alice.ipynb", None),
+])
+def test_canvas_feedback_names_are_read_back_as_canvas_reads_them(file, prefix):
+    from instructor import handback
+    assert handback.canvas_prefix(file) == prefix
+    if prefix:
+        uid, aid = prefix.split("_")[-2:]
+        assert handback.canvas_reads(prefix + "_feedback-2.html") == (uid, aid)
+
+
+def test_the_feedback_page_escapes_whatever_a_submission_printed():
+    from autograder import feedback
+    md = (f"# 00_toy: feedback for {EVIL}.ipynb\n\n- test `t` (1.0 pt): **failed**\n\n"
+          f"  ```\n  {EVIL}\n  ```\n\n- cell 3: `{EVIL}`\n\n{EVIL}\n\n[open](javascript:alert(1))\n")
+    page = feedback.page_html(md, EVIL)
+    parser = Tags()
+    parser.feed(page)
+    assert {t for t, _ in parser.tags} <= {"html", "head", "meta", "title", "style", "body", "h1", "ul", "li",
+                                          "code", "pre", "strong", "p", "a"}
+    assert not [a for _, attrs in parser.tags for a in attrs if a.lower().startswith("on")]
+    assert 'href="javascript' not in page and "default-src 'none'" in page
+    assert page.count("&lt;script&gt;window.__pwned=1&lt;/script&gt;") == 5

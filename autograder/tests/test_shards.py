@@ -116,6 +116,13 @@ def assert_same_grading(one: Path, merged: Path) -> None:
     for sub in ("feedback", "manual", "figures"):
         assert files_of(merged / sub) == files_of(one / sub), sub
     assert results_without_memory(merged) == results_without_memory(one)
+    assert zip_members(merged / "canvas_feedback.zip") == zip_members(one / "canvas_feedback.zip")
+
+
+def zip_members(path: Path) -> dict[str, bytes]:
+    """The feedback zip's members (its own bytes hold the time it was written)."""
+    with zipfile.ZipFile(path) as zf:
+        return {name: zf.read(name) for name in zf.namelist()}
 
 
 @pytest.fixture(scope="module")
