@@ -29,7 +29,9 @@ when they differ, or when some of that student's notebooks were not graded (over
 gradebook cell stays as it is) and the terminal lists the rows under ``HELD``, for the instructor
 to decide. Exporting the best row would let one upload carry a guess per answer of a question and
 keep whichever was right. A student with another week's notebook (``wrong notebook: ...``, not run)
-is held the same way: a 0 in the gradebook would be a grade nobody gave.
+is held the same way: a 0 in the gradebook would be a grade nobody gave. So is a student with a row
+whose code the rules flagged (``suspicious code: ...``): its points wait for a person to read the code
+(the Gradescope zip holds the same total, :func:`autograder.gradescope.results_json`).
 
 The grading run's ``--gradebook`` and ``--gradebook-column`` are kept in ``DIR/lms.json``
 (:func:`remember`), so that ``course manual DIR FILLED.csv`` refreshes the import without being
@@ -57,6 +59,7 @@ NON_ASSIGNMENT = re.compile(r"Current Score|Current Points|Current Grade|Final S
 SPECIAL_ROW = re.compile(r"^\s*(Muted|Manual Posting.*)?\s*$", re.IGNORECASE)
 PARTICIPANT = re.compile(r"(\d+)\s*$")
 NOT_GRADED = "not graded"               # the status of a row over the per-student cap (inputs)
+FLAGGED = "suspicious code"              # the rules found code they do not allow: a person reads it
 FEEDBACK_COMMENTS = "Feedback comments"   # Moodle's worksheet column of the comments feedback plugin
 
 
@@ -179,6 +182,7 @@ def graded_rows(out: Path, table: list[list[str]] | None = None
     students: dict[Student, list[tuple[float, str]]] = defaultdict(list)
     not_graded: dict[Student, list[str]] = defaultdict(list)
     wrong: dict[Student, list[str]] = defaultdict(list)
+    flagged: dict[Student, list[str]] = defaultdict(list)
     notes: list[str] = []
     no_id, skipped, partial, not_ok = [], [], [], []
     for row in rows:
@@ -197,6 +201,9 @@ def graded_rows(out: Path, table: list[list[str]] | None = None
         if is_wrong_notebook(status):
             wrong[found].append(file)
             continue
+        if status.startswith(FLAGGED):
+            flagged[found].append(file)
+            continue
         if status != "ok":
             not_ok.append(file)
         final = row.get("final_points_earned", "").strip()
@@ -209,11 +216,12 @@ def graded_rows(out: Path, table: list[list[str]] | None = None
         students[found].append((points, file))
     chosen: dict[Student, tuple[float, str]] = {}
     held: list[str] = []
-    for who in sorted(set(students) | set(not_graded) | set(wrong)):
-        grade = None if who in wrong else one_grade(students.get(who, []), not_graded.get(who, []))
+    for who in sorted(set(students) | set(not_graded) | set(wrong) | set(flagged)):
+        grade = (None if who in wrong or who in flagged
+                 else one_grade(students.get(who, []), not_graded.get(who, [])))
         if grade is None:
             held.append(held_line(who, students.get(who, []), not_graded.get(who, []),
-                                  wrong.get(who, [])))
+                                  wrong.get(who, []), flagged.get(who, [])))
         else:
             chosen[who] = grade
     if no_id:
@@ -239,10 +247,11 @@ def one_grade(rows: list[tuple[float, str]], not_graded: list[str]) -> tuple[flo
 
 
 def held_line(who: Student, rows: list[tuple[float, str]], not_graded: list[str],
-              wrong: list[str] = ()) -> str:
+              wrong: list[str] = (), flagged: list[str] = ()) -> str:
     """One held student, for the terminal: the id and every row with its points."""
     parts = [f"{file} ({fmt(points)} points)" for points, file in sorted(rows, key=lambda t: t[1])]
     parts += [f"{file} (another week's notebook, not run)" for file in sorted(wrong)]
+    parts += [f"{file} (suspicious code: read it first)" for file in sorted(flagged)]
     if not_graded:
         parts.append(f"{len(not_graded)} more notebooks not graded (over {MAX_STUDENT_NOTEBOOKS} from "
                      "one student)")
@@ -305,8 +314,8 @@ def held_lines(held: list[str]) -> list[str]:
     if not held:
         return []
     return [f"HELD: {len(held)} students have several rows whose points differ (or notebooks not "
-            "graded, or another week's notebook): none is exported for them, their gradebook cells "
-            "stay as they are; read their rows and enter the grade yourself:"
+            "graded, another week's notebook, or code the rules flagged): none is exported for them, "
+            "their gradebook cells stay as they are; read their rows and enter the grade yourself:"
             ] + [f"  {line}" for line in held]
 
 

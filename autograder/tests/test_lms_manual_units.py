@@ -678,6 +678,27 @@ def test_a_wrong_week_upload_is_held_not_exported(tmp_path):
         "is 03_attention, not 00_toy). Hand in your 00_toy notebook.\n")
 
 
+def test_a_row_with_flagged_code_is_held_not_exported(tmp_path):
+    """Red team F2: a total the rules flagged waits for a person on every platform (the Gradescope
+    zip holds it too): the gradebook cell stays as it is and the terminal says why."""
+    asg = assignment.load(str(hostile.FIXTURE))
+    flagged = "bobjones_10202_20002_00_toy.ipynb"
+    results = [report.Result(file="alicesmith_10101_20001_00_toy.ipynb", stem="a", status="ok",
+                             question_points={"q1": 2.0}),
+               report.Result(file=flagged, stem="b", status="suspicious code: scaled_dot_product_attention",
+                             question_points={"q1": 2.0})]
+    out = tmp_path / "out"
+    out.mkdir()
+    report.write_all(out, asg, results, {"workers": 1, "mode": "weak"})
+    book = tmp_path / "gradebook.csv"
+    book.write_bytes(lms_samples.canvas_gradebook(lms_samples.STUDENTS))
+    lines = lms.export(out, book)
+    got = lms_samples.canvas_import((out / "canvas_import.csv").read_bytes())
+    assert got["grades"] == {("10101", "4700"): "2"}
+    assert lines[-2].startswith("HELD: 1 students") and \
+        lines[-1] == f"  canvas id 10202: {flagged} (suspicious code: read it first)", lines
+
+
 def test_course_manual_is_all_or_nothing_and_remembers_the_gradebook(tmp_path):
     out = _graded_for_lms(tmp_path, {})
     book = tmp_path / "gradebook.csv"
