@@ -329,6 +329,31 @@ def test_what_changes_a_followed_object_in_place_is_followed_too():
         assert "uses F.scaled_dot_product_attention" in _rules(graded + change)[0], change
 
 
+def test_a_method_called_inside_an_expression_is_followed_too():
+    """Red team (F1a): `_ = table.update(f=F.scaled_dot_product_attention)` stored the piece by a
+    method call inside an expression, which only whole-statement calls were followed for: any
+    method called on a followed name, anywhere in an expression, may change its object."""
+    graded = _attention("return table['f'](q, k, v), None")
+    for stash in ("table = {}\n_ = table.update(f=F.scaled_dot_product_attention)",
+                  "table = {}\nprint(table.setdefault('f', F.scaled_dot_product_attention))",
+                  "table = []\nok = [table.append(F.scaled_dot_product_attention)]",
+                  "table = []\nok = [table.append(f) for f in (F.scaled_dot_product_attention,)]",
+                  "table = {}\nok = bool(table.update(f=F.scaled_dot_product_attention)) or 1",
+                  "table = {}\ndef fill():\n    return table.update(f=F.scaled_dot_product_attention)\n"
+                  "x = fill()",
+                  "table = {}\nif table.update(f=F.scaled_dot_product_attention) is None:\n    pass"):
+        broken, odd = _rules(graded + stash)
+        assert "uses F.scaled_dot_product_attention" in broken, (stash, broken)
+    # an honest notebook's own check beside a method call on a name the graded code also uses
+    # (here a parameter named like a notebook-level tensor) costs nothing: q.transpose(-2, -1)
+    # is handed constants only, and a module's functions (F.softmax(x)) change no object of its own
+    honest = _attention("return torch.softmax(q @ k.transpose(-2, -1), -1) @ v, None")
+    check = ("q = torch.randn(2, 3, 4)\nk = v = q\n"
+             "ref = F.scaled_dot_product_attention(q.transpose(-2, -1).transpose(-2, -1), k, v)\n"
+             "y = F.softmax(q, -1)\n")
+    assert _rules(honest + check) == ([], [])
+
+
 def test_attributes_named_in_strings_cannot_be_copied():
     """functools.update_wrapper / wraps(assigned=...) copy attributes by the names they are given
     (f.__globals__ into an object of the notebook's): not allowed, and they cost the point anywhere."""
