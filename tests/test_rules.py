@@ -354,6 +354,43 @@ def test_a_method_called_inside_an_expression_is_followed_too():
     assert _rules(honest + check) == ([], [])
 
 
+WORKER = """class Job(torch.utils.data.Dataset):
+    def __init__(self, args):
+        self.args = args
+    def __len__(self):
+        return 1
+    def __getitem__(self, i):
+        return table["f"](*self.args)
+def far(*args):
+    return next(iter(torch.utils.data.DataLoader(Job(args), batch_size=None, num_workers=1)))
+"""
+
+
+def test_work_in_another_process_is_not_allowed():
+    """Red team (F1b): Attention's work done in a DataLoader worker (a forked process) is out of
+    the runtime watch's reach. multiprocessing, os.fork, subprocess, concurrent.futures and
+    torch.multiprocessing are on no allow-list; a DataLoader's num_workers other than a plain 0
+    is not allowed either: in the graded code it costs the point, anywhere it is suspicious."""
+    graded = _attention("return far(q, k, v), None", WORKER)
+    broken, odd = _rules("table = {'f': torch.matmul}\n" + graded)
+    assert any("starts worker processes (num_workers=1" in b for b in broken), broken
+    assert any(o.startswith("cell 2 starts worker processes") for o in odd), odd
+    for loader in ("torch.utils.data.DataLoader([1], num_workers=n)",
+                   "torch.utils.data.DataLoader([1], **{'num_workers': 2})",
+                   "torch.utils.data.DataLoader([1], None, False, None, None, 1)"):
+        broken, odd = _rules(_attention("return q, None") + f"n = 1\ndl = {loader}\n")
+        assert broken == [] and any("starts worker processes" in o for o in odd), (loader, odd)
+    for code in ("import multiprocessing\np = multiprocessing.Process(target=print)",
+                 "pid = os.fork()", "p = torch.multiprocessing.Process(target=print)",
+                 "import concurrent.futures", "subprocess.run(['ls'])"):
+        assert _rules(_attention("return q, None") + code)[1], code
+    # a plain loader (the course's training helpers use none with workers) is fine
+    for plain in ("torch.utils.data.DataLoader([1], batch_size=1)",
+                  "torch.utils.data.DataLoader([1], num_workers=0)",
+                  "torch.utils.data.DataLoader([1], None, False, None, None, 0)"):
+        assert _rules(_attention("return q, None") + f"dl = {plain}\n") == ([], []), plain
+
+
 def test_attributes_named_in_strings_cannot_be_copied():
     """functools.update_wrapper / wraps(assigned=...) copy attributes by the names they are given
     (f.__globals__ into an object of the notebook's): not allowed, and they cost the point anywhere."""
