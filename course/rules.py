@@ -30,6 +30,9 @@ grader's side (never in the submission's process):
 - *No code from strings, no namespaces*: ``exec``, ``eval``, ``compile``, ``globals``, ``locals``,
   ``vars``, ``breakpoint``, ``__import__``, ``__builtins__``, ``get_ipython()`` other than for a
   magic written as a plain string, special methods other than :data:`SPECIAL_METHODS`.
+- *One process*: ``multiprocessing``, ``os``, ``subprocess`` are on no allow-list, and a
+  ``DataLoader``'s ``num_workers`` other than a plain ``0`` is not allowed (work in a worker
+  process is out of the runtime watch's reach).
 
 Two checks, and the autograder uses both:
 
