@@ -149,6 +149,12 @@ def _touched(node: ast.AST, modules: frozenset[str] = frozenset()) -> set[str]:
     return names
 
 
+def _last_binding(nodes: list[ast.stmt], name: str) -> ast.stmt:
+    """The last of a name's live statements that binds it (not one that changes it in place)."""
+    bound = [s for s in nodes if name in _bound_names(s)]
+    return bound[-1] if bound else nodes[-1]
+
+
 def _carries(call: ast.Call) -> bool:
     """Whether a call is handed anything but constants (an object it could store)."""
     return any(isinstance(n, ast.Name) for a in [*call.args, *(k.value for k in call.keywords)]
@@ -267,7 +273,7 @@ def static_uses(cells: Iterable[str], roots: Iterable[str],
                 for name in _bound_names(node):
                     blank[name] = ast.dump(node)
         found += [f"{r} is still the blank template" for r in roots
-                  if r in live and r in blank and ast.dump(live[r][-1]) == blank[r]]
+                  if r in live and r in blank and ast.dump(_last_binding(live[r], r)) == blank[r]]
     seen: set[int] = set()
     todo = [node for r in roots for node in live.get(r, ())]
     while todo:

@@ -354,6 +354,14 @@ def test_a_method_called_inside_an_expression_is_followed_too():
     assert _rules(honest + check) == ([], [])
 
 
+def test_a_blank_template_is_still_blank_when_its_objects_call_methods():
+    """The graded name's last *binding* is compared with the blank notebook's, not a statement
+    that calls a method on it (08's blank `model = MyTransformer(cfg).to(device)`)."""
+    blank = "class MyT(nn.Module):\n    pass\n"
+    cells = [SETUP, blank, "device = 'cpu'\nmodel = MyT().to(device)\n_ = MyT.mro(MyT)\n"]
+    assert static_uses(cells, ["MyT"], [SETUP, blank]) == ["MyT is still the blank template"]
+
+
 WORKER = """class Job(torch.utils.data.Dataset):
     def __init__(self, args):
         self.args = args
