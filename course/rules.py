@@ -140,12 +140,39 @@ def _touched(node: ast.AST, modules: frozenset[str] = frozenset()) -> set[str]:
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.args \
                 and n.func.id in ("setattr", "delattr"):
             names.add(_root_name(n.args[0]))
-        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
-                and (id(n) in statements or _carries(n)):
-            root = _root_name(n.func.value)
-            if id(n) in statements or root not in modules:
-                names.add(root)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and id(n) in statements:
+            names.add(_root_name(n.func.value))
+    names |= _changed_by_methods(node, modules, statements)
     names.discard(None)
+    return names
+
+
+def _changed_by_methods(node: ast.AST, modules: frozenset[str], statements: set[int]) -> set[str]:
+    """The names a method is called on inside an expression, handed anything but constants; not
+    those local to the function the call is in (its parameters and what it assigns: ``t.view(B,
+    T)`` in ``def by_head(t)`` changes no notebook-level ``t``), nor modules."""
+    names: set[str] = set()
+    stack: list[tuple[ast.AST, frozenset[str]]] = [(node, frozenset())]
+    while stack:
+        n, local = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            a = n.args
+            params = {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
+            body = n.body if isinstance(n.body, list) else [n.body]
+            declared = {g for x in ast.walk(n) if isinstance(x, (ast.Global, ast.Nonlocal)) for g in x.names}
+            stored = {x.id for b in body for x in ast.walk(b)
+                      if isinstance(x, ast.Name) and not isinstance(x.ctx, ast.Load)}
+            inner = frozenset((local | params | stored) - declared)
+            outer = [*a.defaults, *(d for d in a.kw_defaults if d is not None),
+                     *getattr(n, "decorator_list", [])]
+            stack += [(x, local) for x in outer] + [(b, inner) for b in body]
+            continue
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and id(n) not in statements \
+                and _carries(n):
+            root = _root_name(n.func.value)
+            if root not in modules and root not in local:
+                names.add(root)
+        stack += [(c, local) for c in ast.iter_child_nodes(n)]
     return names
 
 

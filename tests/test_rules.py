@@ -352,6 +352,13 @@ def test_a_method_called_inside_an_expression_is_followed_too():
              "ref = F.scaled_dot_product_attention(q.transpose(-2, -1).transpose(-2, -1), k, v)\n"
              "y = F.softmax(q, -1)\n")
     assert _rules(honest + check) == ([], [])
+    # 09's check 1: a method called on a function's own parameter changes no notebook-level name
+    # of that name (here t, which the graded code also uses)
+    graded = _attention("t = q @ k.transpose(-2, -1)\nreturn torch.softmax(t, -1) @ v, None")
+    check = ("t = torch.randn(2, 3, 4)\ndef same(x, B, T):\n    def by_head(t):\n"
+             "        return t.view(B, T, -1)\n"
+             "    return F.scaled_dot_product_attention(by_head(x), by_head(x), by_head(x))\n")
+    assert _rules(graded + check) == ([], [])
 
 
 def test_a_blank_template_is_still_blank_when_its_objects_call_methods():
