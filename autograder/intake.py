@@ -189,6 +189,9 @@ class Intake:
             if t == "notebook":
                 job.checks = [str(c) for c in msg.get("checks", [])]
                 job.suspicious = [str(c)[:200] for c in msg.get("suspicious", [])][:20]
+            elif t == "suspicious":                     # seen while the tests ran
+                found = [str(c)[:200] for c in msg.get("found", [])]
+                job.suspicious = list(dict.fromkeys(job.suspicious + found))[:20]
             elif t == "test":
                 job.test = str(msg.get("q"))
                 n = sum(len(q.cases) for q in self.asg.auto if q.name == job.test)

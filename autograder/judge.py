@@ -265,6 +265,9 @@ def judge_main(job: dict, report_fd: int, control_fd: int, requests_fd: int, ans
     t = PipeTransport(requests_fd, answers_fd, cells, given)
     started = time.monotonic()
     run_tests(t, control["tests"], float(control["case_timeout"]), report)
+    from course.serve import ANOTHER_PROCESS
+    if any(ANOTHER_PROCESS in seen for seen in t.runtime_forbidden.values()):
+        report({"t": "suspicious", "found": [f"ran {ANOTHER_PROCESS}"]})   # its work was out of sight
     report({"t": "done", "requests": t.requests_sent, "bytes": t.bytes_received,
             "seconds": round(time.monotonic() - started, 3), "gone": t.gone})
     os.close(requests_fd)

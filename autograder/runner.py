@@ -535,7 +535,7 @@ def serve(env: dict, requests_fd: int, answers_fd: int) -> None:
             raise GivenPieceError(str(error.get("message", "") if type(error) is dict else error)[:1000])
         return server._inflate(reply.get("value"))
 
-    server = Server(env, call_back=call_back)
+    server = Server(env, call_back=call_back, own_children=True)
     while True:
         head = reader.read()
         if head is None:

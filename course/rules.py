@@ -30,6 +30,9 @@ grader's side (never in the submission's process):
 - *No code from strings, no namespaces*: ``exec``, ``eval``, ``compile``, ``globals``, ``locals``,
   ``vars``, ``breakpoint``, ``__import__``, ``__builtins__``, ``get_ipython()`` other than for a
   magic written as a plain string, special methods other than :data:`SPECIAL_METHODS`.
+- *One process*: ``multiprocessing``, ``os``, ``subprocess`` are on no allow-list, and a
+  ``DataLoader``'s ``num_workers`` other than a plain ``0`` is not allowed (work in a worker
+  process is out of the runtime watch's reach).
 
 Two checks, and the autograder uses both:
 
@@ -121,29 +124,76 @@ def _root_name(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _touched(node: ast.AST) -> set[str]:
+def _touched(node: ast.AST, modules: frozenset[str] = frozenset()) -> set[str]:
     """The names whose objects a statement (or a function it defines) may change in place:
-    ``h.x = ...``, ``h[k] = ...``, ``del h.x``, ``setattr(h, ...)``, ``h.append(...)`` as a
-    statement."""
+    ``h.x = ...``, ``h[k] = ...``, ``del h.x``, ``setattr(h, ...)``, and a method called on
+    them anywhere, in a statement of its own or inside an expression (``h.append(...)``,
+    ``_ = h.update(f=...)``, ``[h.setdefault(k, v)]``): any method may change its object (inside
+    an expression, when it is handed anything but constants: ``q.transpose(-2, -1)`` can put no
+    object into ``q``). ``modules``: names bound to modules only (``y = F.softmax(x)`` changes no object
+    of the notebook's; a change to a module is a finding of its own)."""
     names = set()
+    statements = {id(n.value) for n in ast.walk(node) if isinstance(n, ast.Expr)}
     for n in ast.walk(node):
         if isinstance(n, (ast.Attribute, ast.Subscript)) and not isinstance(n.ctx, ast.Load):
             names.add(_root_name(n.value))
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.args \
                 and n.func.id in ("setattr", "delattr"):
             names.add(_root_name(n.args[0]))
-        elif isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) \
-                and isinstance(n.value.func, ast.Attribute):
-            names.add(_root_name(n.value.func.value))
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and id(n) in statements:
+            names.add(_root_name(n.func.value))
+    names |= _changed_by_methods(node, modules, statements)
     names.discard(None)
     return names
 
 
-def _live(trees: Iterable[ast.Module]) -> dict[str, list[ast.stmt]]:
+def _changed_by_methods(node: ast.AST, modules: frozenset[str], statements: set[int]) -> set[str]:
+    """The names a method is called on inside an expression, handed anything but constants; not
+    those local to the function the call is in (its parameters and what it assigns: ``t.view(B,
+    T)`` in ``def by_head(t)`` changes no notebook-level ``t``), nor modules."""
+    names: set[str] = set()
+    stack: list[tuple[ast.AST, frozenset[str]]] = [(node, frozenset())]
+    while stack:
+        n, local = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            a = n.args
+            params = {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
+            body = n.body if isinstance(n.body, list) else [n.body]
+            declared = {g for x in ast.walk(n) if isinstance(x, (ast.Global, ast.Nonlocal)) for g in x.names}
+            stored = {x.id for b in body for x in ast.walk(b)
+                      if isinstance(x, ast.Name) and not isinstance(x.ctx, ast.Load)}
+            inner = frozenset((local | params | stored) - declared)
+            outer = [*a.defaults, *(d for d in a.kw_defaults if d is not None),
+                     *getattr(n, "decorator_list", [])]
+            stack += [(x, local) for x in outer] + [(b, inner) for b in body]
+            continue
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and id(n) not in statements \
+                and _carries(n):
+            root = _root_name(n.func.value)
+            if root not in modules and root not in local:
+                names.add(root)
+        stack += [(c, local) for c in ast.iter_child_nodes(n)]
+    return names
+
+
+def _last_binding(nodes: list[ast.stmt], name: str) -> ast.stmt:
+    """The last of a name's live statements that binds it (not one that changes it in place)."""
+    bound = [s for s in nodes if name in _bound_names(s)]
+    return bound[-1] if bound else nodes[-1]
+
+
+def _carries(call: ast.Call) -> bool:
+    """Whether a call is handed anything but constants (an object it could store)."""
+    return any(isinstance(n, ast.Name) for a in [*call.args, *(k.value for k in call.keywords)]
+               for n in ast.walk(a))
+
+
+def _live(trees: Iterable[ast.Module], modules: frozenset[str] = frozenset()) -> dict[str, list[ast.stmt]]:
     """For each notebook-level name, the statements that may decide what it is once the notebook
     has run: the last binding at a cell's top level and every later one inside an if/for/try/...
     (which may or may not run); every function or class that declares it ``global`` (it may be
-    called at any time); every statement that changes its object in place (:func:`_touched`)."""
+    called at any time); every statement that may change its object in place (:func:`_touched`,
+    ``modules``: the names bound to modules only)."""
     live: dict[str, list[ast.stmt]] = {}
     later: dict[str, list[ast.stmt]] = {}
     for tree in trees:
@@ -160,7 +210,7 @@ def _live(trees: Iterable[ast.Module]) -> dict[str, list[ast.stmt]]:
                         for name in n.names:
                             later.setdefault(name, []).append(node)
             if id(node) in direct or not isinstance(node, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
-                for name in _touched(node):
+                for name in _touched(node, modules):
                     later.setdefault(name, []).append(node)
     for name, nodes in later.items():
         if name in live:
@@ -237,7 +287,9 @@ def static_uses(cells: Iterable[str], roots: Iterable[str],
     roots = list(roots)
     given = frozenset(template or ())
     reading = _read(cells, given)
-    live = _live(tree for _, tree in reading.trees)
+    modules = frozenset(name for name, bindings in reading.module.bound.items()
+                        if bindings and all(b.kind == "module" for b in bindings))
+    live = _live((tree for _, tree in reading.trees), modules)
     found: list[str] = []
     if cells:
         found += [f"no definition of {r} found in the notebook's code" for r in roots if r not in live]
@@ -248,7 +300,7 @@ def static_uses(cells: Iterable[str], roots: Iterable[str],
                 for name in _bound_names(node):
                     blank[name] = ast.dump(node)
         found += [f"{r} is still the blank template" for r in roots
-                  if r in live and r in blank and ast.dump(live[r][-1]) == blank[r]]
+                  if r in live and r in blank and ast.dump(_last_binding(live[r], r)) == blank[r]]
     seen: set[int] = set()
     todo = [node for r in roots for node in live.get(r, ())]
     while todo:

@@ -303,6 +303,9 @@ class _Checker(ast.NodeVisitor):
             self.keyword_rules(node, k)
         if len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred):
             self.plain_wraps.add(id(f))             # functools.wraps(f): copies the usual attributes only
+        if (f.id if isinstance(f, ast.Name) else getattr(f, "attr", None)) == "DataLoader" \
+                and len(node.args) > 5 and not any(isinstance(a, ast.Starred) for a in node.args[:6]):
+            self.workers(node, node.args[5])             # DataLoader(data, 1, False, None, None, 2)
         if isinstance(f, ast.Name):
             kind = self.kind_of(f)[0]
             if kind == "builtin" and f.id in _ATTRIBUTE_BUILTINS and len(node.args) >= 2:
@@ -372,12 +375,25 @@ class _Checker(ast.NodeVisitor):
             self.found(node, f"changes {target.id} with {f.id} {_CHANGES}", FAR)
 
     def keyword_rules(self, node: ast.Call, k: ast.keyword) -> None:
-        if k.arg == "weights_only" and not (isinstance(k.value, ast.Constant) and k.value.value is True):
+        if k.arg == "num_workers" or (k.arg is None and isinstance(k.value, ast.Dict) and any(
+                _plain_string(key) and key.value == "num_workers" for key in k.value.keys)):
+            value = k.value if k.arg else next(v for key, v in zip(k.value.keys, k.value.values, strict=True)
+                                               if _plain_string(key) and key.value == "num_workers")
+            self.workers(node, value)
+        elif k.arg == "weights_only" and not (isinstance(k.value, ast.Constant) and k.value.value is True):
             self.found(node, "loads pickled code (weights_only is not True)", FAR)
         elif k.arg == "pickle_module":
             self.found(node, "loads pickled code (pickle_module)", FAR)
         elif k.arg == "allow_pickle" and not (isinstance(k.value, ast.Constant) and k.value.value is False):
             self.found(node, "loads pickled code (allow_pickle)", FAR)
+
+    def workers(self, node: ast.Call, value: ast.AST) -> None:
+        """A DataLoader's ``num_workers`` other than a plain 0 starts processes, and work done in
+        another process is out of the reach of the rules' runtime watch: not allowed."""
+        if not (isinstance(value, ast.Constant) and type(value.value) is int and value.value == 0):
+            shown = repr(value.value) if isinstance(value, ast.Constant) else _shown(value)
+            self.found(node, f"starts worker processes (num_workers={shown[:40]}; only num_workers=0 "
+                             "is allowed: a notebook's work runs in its own process)")
 
     # -- definitions and scopes
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:

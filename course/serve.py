@@ -28,7 +28,9 @@ Any request may carry ``swap`` ({name: callback}: notebook globals replaced whil
 from __future__ import annotations
 
 import importlib
+import os
 import random
+import resource
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +40,8 @@ import torch.nn as nn
 from . import rules, wire
 
 MAX_PATH = 16
+# what the rules' runtime watch reports when the notebook's work left its process while answering
+ANOTHER_PROCESS = "another process while answering (only the notebook's own process may do its work)"
 
 
 class RequestError(Exception):
@@ -119,8 +123,9 @@ class Server:
     """
 
     def __init__(self, env: dict, call_back: Callable[[wire.Ref, tuple, dict], Any] | None = None,
-                 isolate_rng: bool = False) -> None:
+                 isolate_rng: bool = False, own_children: bool = False) -> None:
         self.env = env
+        self.own_children = own_children      # the grader's process: any child of it is the notebook's
         self.objects: dict[int, Any] = {}
         self.identities: dict[int, int] = {}
         self._keep: list[Any] = []
@@ -196,6 +201,7 @@ class Server:
         if handler is None:
             return {"error": {"type": "RequestError", "message": f"unknown request {str(op)[:40]!r}"}}
         watch = rules.Watch()
+        processes = _ProcessWatch(self.own_children)
         devices = _DeviceWatch() if "devices" in (request.get("watch") or []) else None
         restore = self._swap(request.get("swap") or {})
         state = _rng_state() if self.isolate_rng else None
@@ -219,8 +225,11 @@ class Server:
             restore()
             if state is not None:
                 _set_rng_state(state)
-        if watch.used:
-            answer["forbidden"] = sorted(watch.used)
+        used = set(watch.used)
+        if processes.seen():
+            used.add(ANOTHER_PROCESS)
+        if used:
+            answer["forbidden"] = sorted(used)
         if devices is not None:
             answer["mixed_devices"] = sorted(devices.mixed)[:20]
         return answer
@@ -362,6 +371,59 @@ class Server:
 
 
 _MISSING = object()
+_forks = [0]                                    # os.fork()s in this process (DataLoader workers, ...)
+
+
+def _count_fork() -> None:
+    _forks[0] += 1
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_parent=_count_fork)
+
+
+class _ProcessWatch:
+    """Whether the notebook's code had work done in another process while a request ran: a fork
+    (a DataLoader worker), a child reaped meanwhile (spawned, ``posix_spawn``-ed, joined: its
+    resource use is added to this process's), or, in the grader's process (``own_children``), a
+    child still alive afterwards (a pool started by a cell). The work of another process is out of
+    the reach of the runtime watch; like it, this lives in the notebook's process, a second signal
+    that can only take a point away."""
+
+    def __init__(self, own_children: bool) -> None:
+        self.own_children = own_children
+        self.forks = _forks[0]
+        self.usage = _children_usage()
+
+    def seen(self) -> bool:
+        if _forks[0] != self.forks or _children_usage() != self.usage:
+            return True
+        return self.own_children and _has_children()
+
+
+def _children_usage() -> tuple:
+    try:
+        u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    except (OSError, ValueError):
+        return ()
+    return (u.ru_utime, u.ru_stime, u.ru_minflt, u.ru_majflt, u.ru_nvcsw, u.ru_nivcsw, u.ru_maxrss)
+
+
+def _has_children() -> bool:
+    """Whether this process has a child (alive or not yet reaped), from /proc (Linux)."""
+    me = os.getpid()
+    try:
+        tasks = os.listdir(f"/proc/{me}/task")
+    except OSError:
+        return False
+    for tid in tasks:
+        try:
+            with open(f"/proc/{me}/task/{tid}/children", encoding="ascii") as f:
+                if f.read().strip():
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 def _text(exc: BaseException) -> str:

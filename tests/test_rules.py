@@ -329,6 +329,83 @@ def test_what_changes_a_followed_object_in_place_is_followed_too():
         assert "uses F.scaled_dot_product_attention" in _rules(graded + change)[0], change
 
 
+def test_a_method_called_inside_an_expression_is_followed_too():
+    """Red team (F1a): `_ = table.update(f=F.scaled_dot_product_attention)` stored the piece by a
+    method call inside an expression, which only whole-statement calls were followed for: any
+    method called on a followed name, anywhere in an expression, may change its object."""
+    graded = _attention("return table['f'](q, k, v), None")
+    for stash in ("table = {}\n_ = table.update(f=F.scaled_dot_product_attention)",
+                  "table = {}\nprint(table.setdefault('f', F.scaled_dot_product_attention))",
+                  "table = []\nok = [table.append(F.scaled_dot_product_attention)]",
+                  "table = []\nok = [table.append(f) for f in (F.scaled_dot_product_attention,)]",
+                  "table = {}\nok = bool(table.update(f=F.scaled_dot_product_attention)) or 1",
+                  "table = {}\ndef fill():\n    return table.update(f=F.scaled_dot_product_attention)\n"
+                  "x = fill()",
+                  "table = {}\nif table.update(f=F.scaled_dot_product_attention) is None:\n    pass"):
+        broken, odd = _rules(graded + stash)
+        assert "uses F.scaled_dot_product_attention" in broken, (stash, broken)
+    # an honest notebook's own check beside a method call on a name the graded code also uses
+    # (here a parameter named like a notebook-level tensor) costs nothing: q.transpose(-2, -1)
+    # is handed constants only, and a module's functions (F.softmax(x)) change no object of its own
+    honest = _attention("return torch.softmax(q @ k.transpose(-2, -1), -1) @ v, None")
+    check = ("q = torch.randn(2, 3, 4)\nk = v = q\n"
+             "ref = F.scaled_dot_product_attention(q.transpose(-2, -1).transpose(-2, -1), k, v)\n"
+             "y = F.softmax(q, -1)\n")
+    assert _rules(honest + check) == ([], [])
+    # 09's check 1: a method called on a function's own parameter changes no notebook-level name
+    # of that name (here t, which the graded code also uses)
+    graded = _attention("t = q @ k.transpose(-2, -1)\nreturn torch.softmax(t, -1) @ v, None")
+    check = ("t = torch.randn(2, 3, 4)\ndef same(x, B, T):\n    def by_head(t):\n"
+             "        return t.view(B, T, -1)\n"
+             "    return F.scaled_dot_product_attention(by_head(x), by_head(x), by_head(x))\n")
+    assert _rules(graded + check) == ([], [])
+
+
+def test_a_blank_template_is_still_blank_when_its_objects_call_methods():
+    """The graded name's last *binding* is compared with the blank notebook's, not a statement
+    that calls a method on it (08's blank `model = MyTransformer(cfg).to(device)`)."""
+    blank = "class MyT(nn.Module):\n    pass\n"
+    cells = [SETUP, blank, "device = 'cpu'\nmodel = MyT().to(device)\n_ = MyT.mro(MyT)\n"]
+    assert static_uses(cells, ["MyT"], [SETUP, blank]) == ["MyT is still the blank template"]
+
+
+WORKER = """class Job(torch.utils.data.Dataset):
+    def __init__(self, args):
+        self.args = args
+    def __len__(self):
+        return 1
+    def __getitem__(self, i):
+        return table["f"](*self.args)
+def far(*args):
+    return next(iter(torch.utils.data.DataLoader(Job(args), batch_size=None, num_workers=1)))
+"""
+
+
+def test_work_in_another_process_is_not_allowed():
+    """Red team (F1b): Attention's work done in a DataLoader worker (a forked process) is out of
+    the runtime watch's reach. multiprocessing, os.fork, subprocess, concurrent.futures and
+    torch.multiprocessing are on no allow-list; a DataLoader's num_workers other than a plain 0
+    is not allowed either: in the graded code it costs the point, anywhere it is suspicious."""
+    graded = _attention("return far(q, k, v), None", WORKER)
+    broken, odd = _rules("table = {'f': torch.matmul}\n" + graded)
+    assert any("starts worker processes (num_workers=1" in b for b in broken), broken
+    assert any(o.startswith("cell 2 starts worker processes") for o in odd), odd
+    for loader in ("torch.utils.data.DataLoader([1], num_workers=n)",
+                   "torch.utils.data.DataLoader([1], **{'num_workers': 2})",
+                   "torch.utils.data.DataLoader([1], None, False, None, None, 1)"):
+        broken, odd = _rules(_attention("return q, None") + f"n = 1\ndl = {loader}\n")
+        assert broken == [] and any("starts worker processes" in o for o in odd), (loader, odd)
+    for code in ("import multiprocessing\np = multiprocessing.Process(target=print)",
+                 "pid = os.fork()", "p = torch.multiprocessing.Process(target=print)",
+                 "import concurrent.futures", "subprocess.run(['ls'])"):
+        assert _rules(_attention("return q, None") + code)[1], code
+    # a plain loader (the course's training helpers use none with workers) is fine
+    for plain in ("torch.utils.data.DataLoader([1], batch_size=1)",
+                  "torch.utils.data.DataLoader([1], num_workers=0)",
+                  "torch.utils.data.DataLoader([1], None, False, None, None, 0)"):
+        assert _rules(_attention("return q, None") + f"dl = {plain}\n") == ([], []), plain
+
+
 def test_attributes_named_in_strings_cannot_be_copied():
     """functools.update_wrapper / wraps(assigned=...) copy attributes by the names they are given
     (f.__globals__ into an object of the notebook's): not allowed, and they cost the point anywhere."""
