@@ -2,6 +2,7 @@
 
     python -m benchmarks.gradescope_run [NN_name ...] [--zips DIR] [--notebook solution|blank]
     python -m benchmarks.gradescope_run NN_name ... --degenerate
+    python -m benchmarks.gradescope_run NN_name ... --parity
 
 For each notebook (default 03_attention, 08_causal, 09_gpt) it grades the built solution (or the
 blank) with ``autograder/build/NN_name-autograder.zip`` (or the zip of the same name in ``--zips``:
@@ -16,7 +17,9 @@ Gradescope's defaults are 0.5 vCPU, 768 MB and 10 minutes; this machine is not t
 
 With ``--degenerate`` it grades every degenerate answer of the notebooks (:mod:`autograder.degenerate`)
 through the zip instead and prints each one's points against its cap; exit status 1 if any keeps
-more (tests/test_gradescope_zip.py runs a sample of them).
+more (tests/test_gradescope_zip.py runs a sample of them). With ``--parity`` it grades the solution,
+the blank and every mutant (autograder/mutations/) through the zip and through ``course grade``
+and prints every submission whose points differ on any question; exit status 1 if one does.
 """
 from __future__ import annotations
 
@@ -103,6 +106,38 @@ def degenerate_through_zip(name: str, zips: Path) -> list[str]:
     return bad
 
 
+def parity(name: str, zips: Path) -> list[str]:
+    """Solution, blank and every mutant of ``name`` through the zip and through ``course grade``;
+    one line per submission whose points differ on a question."""
+    import json
+
+    import nbformat
+
+    from autograder import mutants
+
+    bad = []
+    with tempfile.TemporaryDirectory(prefix="gs-parity-") as tmp:
+        folder = Path(tmp) / "class"
+        folder.mkdir()
+        nbformat.write(mutants.solution_notebook(name), folder / "solution.ipynb")
+        (folder / "blank.ipynb").write_bytes((ROOT / "notebooks" / f"{name}.ipynb").read_bytes())
+        for m in mutants.load_mutants(name):
+            nbformat.write(mutants.mutant_notebook(m), folder / f"mutant-{m.name}.ipynb")
+        mutants.grade_folder(name, folder, Path(tmp) / "course-grade", workers=2)
+        for path in sorted(folder.glob("*.ipynb")):
+            row = json.loads((Path(tmp) / "course-grade" / "results" / f"{path.stem}.json").read_text())
+            expected = {q["question"]: q["points"] for q in row["questions"] if not q["manual"]}
+            got = gradescope.question_points(gradescope.grade(zips / f"{name}-autograder.zip", path,
+                                                              Path(tmp) / path.stem, timeout=900))
+            same = got == expected
+            print(f"{name} {path.stem}: {sum(got.values()):g} through the zip, "
+                  f"{sum(expected.values()):g} under course grade" + ("" if same else "  DIFFERENT"),
+                  flush=True)
+            if not same:
+                bad.append(f"{name} {path.stem}: zip {got}, course grade {expected}")
+    return bad
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.gradescope_run",
                                 description=__doc__.split("\n")[0])
@@ -111,9 +146,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--notebook", choices=["solution", "blank"], default="solution")
     p.add_argument("--no-namespaces", action="store_true",
                    help="refuse new namespaces as Docker's default seccomp does (tests/no_namespaces.py)")
+    p.add_argument("--parity", action="store_true",
+                   help="the solution, blank and every mutant through the zip and through course grade")
     p.add_argument("--degenerate", action="store_true",
                    help="grade the notebooks' degenerate answers through the zip against their caps")
     args = p.parse_args(argv)
+    if args.parity:
+        bad = [line for name in args.names for line in parity(name, args.zips)]
+        print("\n".join(bad) if bad else "every submission got the same points per question")
+        return 1 if bad else 0
     if args.degenerate:
         bad = [line for name in args.names for line in degenerate_through_zip(name, args.zips)]
         print("\n".join(bad) if bad else "every degenerate answer stayed under its cap")
