@@ -172,7 +172,6 @@ def run(root: Path) -> int:
             {"name": STATUS_TEST, "score": 0.0, "max_score": 0.0, "status": "failed",
              "visibility": "visible", "output": text}]})
         return 0
-    notes: list[str] = []
     restore: dict[str, int] = {}
     try:
         if os.geteuid() == 0:
@@ -197,8 +196,7 @@ def run(root: Path) -> int:
              "visibility": "visible", "output": text}]})
         return 0
     grade.warn(outcome)
-    doc = results_json(asg, outcome.results[0], outcome.mode, config.get("visibility", "after_published"),
-                       notes)
+    doc = results_json(asg, outcome.results[0], outcome.mode, config.get("visibility", "after_published"))
     doc["extra_data"]["cgroups"] = outcome.meta.get("cgroups", "none")
     _write(results, doc)
     print(f"gradescope: {doc['score']} points, sandbox {outcome.mode}, status {outcome.results[0].status}")

@@ -98,7 +98,8 @@ def write_gradebook(db_url: str, assignment: str, asg, results: list, students: 
                 continue
             try:
                 gb.find_submission(assignment, student)
-            except MissingEntry:
+            except MissingEntry:                       # --no-autograde before any autograde
+                gb.update_or_create_student(student)
                 gb.add_submission(assignment, student)
             points: dict[str, float] = {}
             for c in r.cases:
