@@ -267,3 +267,32 @@ def test_the_attack_scores_what_its_content_deserves_under_nbgrader(engine_class
     assert engine_class["course"]["attack"]["grading_status"].startswith("tampering detected")
     assert sum(_exported(engine_class, "attack").values()) == 0.0
     assert "attack: 0 / 13 automatic points" in engine_class["engine"].stdout
+
+
+def test_released_text_is_what_generate_assignment_leaves_and_otter_form_keeps_the_answers():
+    """The two readings `course nbgrader` and autograde rely on, without running nbgrader."""
+    import sys
+
+    from instructor.build import ROOT
+    from instructor.nbgrader_course import source_notebook
+    from instructor.nbgrader_grade import is_test_cell, otter_form
+
+    sys.path.insert(0, str(ROOT / "instructor"))
+    try:
+        from nbgrader_plugins import released_text
+    finally:
+        sys.path.remove(str(ROOT / "instructor"))
+        sys.modules.pop("nbgrader_plugins", None)
+    source, _ = source_notebook(ENGINE_NB)
+    hidden = [c for c in source.cells if is_test_cell(c) and "BEGIN HIDDEN TESTS" in c.source]
+    assert hidden
+    for cell in hidden:
+        text = released_text(cell.source)
+        assert "BEGIN HIDDEN TESTS" not in text and "def test_" not in text
+        assert text.splitlines()[0] == cell.source.splitlines()[0]        # the header line stays
+    otter = otter_form(source)
+    checks = [c.source for c in otter.cells if c.source.startswith("grader.check(")]
+    assert checks == [f'grader.check("{q.name}")' for q in _auto(ENGINE_NB)]
+    assert not any(is_test_cell(c) for c in otter.cells)
+    kept = [c.source for c in source.cells if not is_test_cell(c)]
+    assert [c.source for c in otter.cells if not c.source.startswith("grader.check(")] == kept
