@@ -21,8 +21,9 @@ Modules, one job each:
 - ``results``, ``report``, ``handgrading``: a row's types; ``grades.csv``, ``results/``,
   ``feedback/`` and ``report.html``; the hand-grading pages and the CSV to fill in;
 - ``csvcells``: CSV cells no spreadsheet runs;
-- ``submission_check``, ``gradescope``: the course's check around Otter in the Gradescope zip, and
-  the zip run here (``mutants``, ``degenerate``: the suites that keep the tests honest).
+- ``gradescope``: the Gradescope zip's entry point (this engine in Gradescope's container, writing
+  its results.json), and the zip run here as Gradescope runs it (``mutants``, ``degenerate``: the
+  suites that keep the tests honest).
 
 Nothing here imports the instructor's tooling (``instructor/``); ``course`` is the student package.
 """

@@ -21,6 +21,7 @@ Committed output has no timestamps and fixed cell ids, so a second build changes
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import string
@@ -34,6 +35,8 @@ from pathlib import Path
 
 import nbformat
 import yaml
+
+from autograder import gradescope
 
 from . import masters as masters_  # masters.SOLUTIONS, looked up when used
 from . import publish, release
@@ -375,11 +378,19 @@ GRADING_ENV = {"COURSE_QUICK": "1", "MPLBACKEND": "Agg"}
 # torch from PyPI is the CUDA build (its Linux wheel pulls in about 2.2 GB of CUDA libraries: see
 # docs/platforms.md, "Gradescope"); Gradescope's containers have no GPU, so the zip asks for the CPU wheel.
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
-# Otter's autograder settings added to the zip's otter_config.json: the per-question results
-# (scores, hints of failed hidden tests) become visible to students once the grades are published.
+# Otter's autograder settings added to the zip's otter_config.json (Otter only sets the image up now).
 GRADESCOPE_CONFIG = {"show_hidden": True}
-# The course's check before and after Otter in run_autograder (autograder/submission_check.py).
-CHECK_FILES = ("submission_check.py", "notebook_info.py")
+# The per-question results are visible once grades are published (Otter's show_hidden: True did the same).
+RESULTS_VISIBILITY = "after_published"
+# What the engine needs besides what the notebooks import (pinned as in this environment).
+ENGINE_PACKAGES = ("psutil",)
+# The notebooks that train on the stories: the zip carries the text (the sandbox may have no network).
+STORIES_FROM = "07_my_transformer"
+STORIES = ("tinystories-4MB.txt", "tinystories-4MB.json")
+# Otter's files that the zip no longer carries: its tests (the engine has its own copy, closed to
+# student code), its grading entry point, and the course package it copied next to the submission.
+OTTER_GRADING = ("run_otter.py",)
+OTTER_GRADING_DIRS = ("tests/", "files/")
 
 
 def pinned(packages: tuple[str, ...] = GRADING_PACKAGES) -> list[str]:
@@ -391,47 +402,61 @@ def pinned(packages: tuple[str, ...] = GRADING_PACKAGES) -> list[str]:
     return [pins[p] for p in packages]
 
 
+def engine_pins() -> list[str]:
+    """`package==version` for ENGINE_PACKAGES, as installed here (requirements.txt pins them indirectly)."""
+    from importlib.metadata import version
+    return [f"{p}=={version(p)}" for p in ENGINE_PACKAGES]
+
+
 def gradescope_pip() -> list[str]:
-    """The pip lines of the zip's environment: the CPU index, then the pins with torch's CPU build."""
+    """The pip lines of the zip's environment: the CPU index, then the pins with torch's CPU build,
+    then what the grading engine needs."""
     return [f"--extra-index-url={TORCH_CPU_INDEX}"] + [
-        f"{p}+cpu" if p.startswith("torch==") else p for p in pinned()]
+        f"{p}+cpu" if p.startswith("torch==") else p for p in pinned()] + engine_pins()
 
 
-def check_config(name: str) -> dict:
-    """submission_check.json: this week's name, the course's notebooks by prefix, and the student
-    notebook's given code cells (what recognises this week's notebook without its metadata)."""
-    given = []
-    path = NOTEBOOKS / f"{name}.ipynb"
-    if path.exists():
-        nb = nbformat.read(path, as_version=4)
-        given = [cell_source(c) for c in nb.cells
-                 if c.cell_type == "code" and len(cell_source(c).strip()) >= 80]
-    return {"name": name, "known": {n[:2]: n for n in NAMES}, "given": given}
-
-
-RUN_CHECKED = """\
-python /autograder/source/submission_check.py before /autograder
-if [ $? -eq 10 ]; then exit 0; fi           # another week's notebook: results.json says so
-python /autograder/source/run_otter.py
-status=$?
-python /autograder/source/submission_check.py after /autograder
-exit $status
+RUN_ENGINE = """\
+cd /autograder/source/engine
+python -m autograder.gradescope /autograder
 """
 
 
+def engine_files(name: str) -> list[tuple[Path, str]]:
+    """(file here, name in the zip) of the grading engine for `name`: autograder/*.py, this week's
+    grading material (assignment.json, tests, the blank notebook), the other weeks' assignment.json
+    (to recognise another week's notebook), the `course` package as this
+    week's release ships it, and the stories text for the notebooks that train on it."""
+    files = [(p, f"engine/autograder/{p.name}") for p in sorted(AUTOGRADER.glob("*.py"))]
+    material = AUTOGRADER / name
+    files += [(p, f"engine/autograder/{name}/{p.relative_to(material).as_posix()}")
+              for p in sorted(material.rglob("*")) if p.is_file() and "__pycache__" not in p.parts]
+    files.append((NOTEBOOKS / f"{name}.ipynb", f"engine/autograder/{name}/{name}.ipynb"))
+    # the other weeks' names and points only: how another week's notebook is recognised and refused
+    files += [(p, f"engine/autograder/{p.parent.name}/assignment.json")
+              for p in sorted(AUTOGRADER.glob("[0-9][0-9]_*/assignment.json")) if p.parent.name != name]
+    package = ROOT / "course"
+    for path in release.package_files(NAMES[:NAMES.index(name) + 1] if name in NAMES else [name]):
+        files.append((path, f"engine/course/{path.relative_to(package).as_posix()}"))
+    if name in NAMES and NAMES.index(name) >= NAMES.index(STORIES_FROM):
+        cache = Path(os.environ.get("COURSE_DATA_CACHE") or ROOT / "data_cache")
+        files += [(cache / f, f"engine/data_cache/{f}") for f in STORIES if (cache / f).is_file()]
+    return files
+
+
 def complete_autograder_zip(src: Path, dst: Path, name: str | None = None) -> None:
-    """Copy otter's autograder zip from `src` to `dst`, adding what the notebooks need to run in
-    a Gradescope container: the student package as a release up to `name` ships it
-    (:func:`instructor.release.package_files`; under files/, which otter copies next to the
-    submission), the pinned packages with torch's CPU build in environment.yml, GRADESCOPE_CONFIG
-    in otter_config.json, and in run_autograder GRADING_ENV and the course's check around Otter
-    (autograder/submission_check.py, with `check_config(name)`).
-    The stories are downloaded in the container, as on a student's machine."""
+    """Copy otter's autograder zip from `src` to `dst` as the course's Gradescope autograder: Otter's
+    setup.sh and environment.yml (the pinned packages with torch's CPU build, and the engine's
+    packages) set the image up; `run_autograder` grades with the course's engine
+    (`python -m autograder.gradescope /autograder`, with GRADING_ENV), which the zip carries under
+    engine/ (`engine_files`), with gradescope.json (this week's name, RESULTS_VISIBILITY). Otter's
+    tests, its grading entry point and the package it copied next to the submission are left out."""
     dst.parent.mkdir(parents=True, exist_ok=True)
     tmp = dst.with_suffix(".zip.part")
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zout:
         name = name or json.loads(zin.read("otter_config.json"))["assignment_name"]
         for item in zin.infolist():
+            if item.filename in OTTER_GRADING or item.filename.startswith(OTTER_GRADING_DIRS):
+                continue
             data = zin.read(item)
             if item.filename == "environment.yml":
                 env = yaml.safe_load(data)
@@ -446,14 +471,12 @@ def complete_autograder_zip(src: Path, dst: Path, name: str | None = None) -> No
                 text = data.decode()
                 line = next(ln for ln in text.splitlines() if ln.startswith("python "))
                 data = text.replace(line + "\n" if line + "\n" in text else line,
-                                    exports + RUN_CHECKED, 1).encode()
+                                    exports + RUN_ENGINE, 1).encode()
             zout.writestr(item, data)
-        package = ROOT / "course"
-        for path in release.package_files(NAMES[:NAMES.index(name) + 1] if name in NAMES else [name]):
-            zout.write(path, f"files/course/{path.relative_to(package).as_posix()}")
-        for file in CHECK_FILES:
-            zout.write(AUTOGRADER / file, file)
-        zout.writestr("submission_check.json", json.dumps(check_config(name), indent=1) + "\n")
+        for path, arc in engine_files(name):
+            zout.write(path, arc)
+        zout.writestr(f"engine/{gradescope.CONFIG}",
+                      json.dumps({"name": name, "visibility": RESULTS_VISIBILITY}, indent=1) + "\n")
     tmp.replace(dst)
 
 

@@ -7,6 +7,7 @@
     course kubernetes DIR --shards N --assignment NN_name --image IMAGE SUBMISSION...   an Indexed Job
     course manual DIR FILLED.csv [--gradebook CANVAS.csv]   merge hand-graded points into DIR
     course pdfs DIR                  the hand-graded answers as one PDF per student (Gradescope)
+    course nbgrader NN_name [--course-dir DIR]   autograde an nbgrader class with the engine
     course similarity DIR [--threshold T]   flag pairs of submissions whose answers are alike
     course solutions [--quick] [NOTEBOOK...]
     course release OUT --upto NN_name | --all   the public repository's tree for Colab
@@ -93,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         from .manual import main as run
     elif verb == "pdfs":
         from .gradescope_pdf import main as run
+    elif verb == "nbgrader":
+        from .nbgrader_grade import main as run
     elif verb == "similarity":
         from autograder.similarity import main as run
     elif verb == "solutions":

@@ -10,9 +10,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader.preprocessors import (  # noqa: E402
     AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, DeduplicateIds, GetGrades, IgnorePattern,
-    LimitOutput, OverwriteCells, OverwriteKernelspec, SaveAutoGrades,
+    LimitOutput, OverwriteKernelspec, SaveAutoGrades,
 )
-from nbgrader_plugins import KeepSkippedOutputs, QuestionCsvExport, SkipUngraded  # noqa: E402
+from nbgrader_plugins import (  # noqa: E402
+    KeepSkippedOutputs, OverwriteReleasedCells, QuestionCsvExport, SkipUngraded,
+)
 
 c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = "transformer-from-scratch"
@@ -22,10 +24,13 @@ c.ClearSolutions.code_stub = {"python": ""}
 c.ClearSolutions.text_stub = "_Type your answer here, replacing this text._"
 
 # Autograde as `course grade` does: the cells marked -skipped (long training) are not run and keep
-# the student's outputs (the plots you grade by hand); at most 120 s per cell.
+# the student's outputs (the plots you grade by hand); at most 120 s per cell. Locked cells
+# are compared with the text students got (hidden tests removed): only an edited one is reported.
+# The scores of record come from `course nbgrader NN_name` (the course's engine), which runs
+# this autograde first and then writes the judge's points into the gradebook.
 c.Execute.timeout = 120
 c.Autograde.sanitize_preprocessors = [
-    KeepSkippedOutputs, DeduplicateIds, OverwriteKernelspec, OverwriteCells, CheckCellMetadata,
+    KeepSkippedOutputs, DeduplicateIds, OverwriteKernelspec, OverwriteReleasedCells, CheckCellMetadata,
 ]
 c.Autograde.autograde_preprocessors = [
     SkipUngraded, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,

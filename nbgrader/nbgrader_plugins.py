@@ -9,6 +9,10 @@ works in the instructor's nbgrader wherever the course folder is copied.
   `otter_ignore` in the masters). Test cells always run, whatever their grade_id says.
 - `KeepSkippedOutputs`: nbgrader's ClearOutput, except that the skipped cells keep the outputs the
   student's notebook came with, so that the plots you grade by hand are the student's own.
+- `OverwriteReleasedCells`: nbgrader's OverwriteCells, comparing a locked cell with the text its
+  students were given (hidden tests removed) rather than with the source (hidden tests included),
+  so an honest student's test cells raise no "Attribute 'checksum' ... has changed!" warning; an
+  edited locked cell is still reported and put back.
 - `QuestionCsvExport`: `nbgrader export` with one column per question (q1, q2, ...) after nbgrader's
   usual columns: the points of the question's grade cells (grade_ids `qN-...`) added up.
   A question graded by hand is empty until you grade it (0 when the student left it blank).
@@ -20,7 +24,7 @@ import re
 
 from nbgrader.api import MissingEntry
 from nbgrader.plugins import CsvExportPlugin
-from nbgrader.preprocessors import ClearOutput, Execute
+from nbgrader.preprocessors import ClearOutput, Execute, OverwriteCells
 
 SKIPPED = "-skipped"
 
@@ -57,6 +61,39 @@ class KeepSkippedOutputs(ClearOutput):
     def preprocess_cell(self, cell, resources, cell_index):
         if cell.cell_type == "code" and is_skipped(cell):
             return cell, resources
+        return super().preprocess_cell(cell, resources, cell_index)
+
+
+def released_text(source: str) -> str:
+    """A test cell's text as students get it: nbgrader's ClearHiddenTests applied to the source."""
+    from nbformat import NotebookNode
+    from nbgrader.preprocessors import ClearHiddenTests
+
+    cell = NotebookNode({"cell_type": "code", "source": source, "metadata": {}})
+    ClearHiddenTests()._remove_hidden_test_region(cell)
+    return cell.source
+
+
+class OverwriteReleasedCells(OverwriteCells):
+    """nbgrader's OverwriteCells, comparing a locked cell with the text its students were given.
+
+    nbgrader keeps each source cell's checksum with its hidden tests, and compares it with the
+    submitted cell, whose hidden tests `generate_assignment` removed: every honest student's hidden
+    test cells were reported as changed (`Attribute 'checksum' for cell q1-... has changed!`, nine
+    times per student on 03), the message that otherwise means an edited locked cell. Here a
+    locked cell that is exactly as released gets its source (hidden tests included) back first, so
+    nbgrader's check passes quietly; a cell the student edited is reported and put back as before."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id is not None:
+            try:
+                source_cell = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id)
+            except MissingEntry:
+                source_cell = None
+            if source_cell is not None and source_cell.locked and cell.source != source_cell.source \
+                    and cell.source == released_text(source_cell.source):
+                cell.source = source_cell.source
         return super().preprocess_cell(cell, resources, cell_index)
 
 

@@ -1,14 +1,19 @@
-"""The autograder zip that `course build` writes grades on its own, the way Gradescope runs it.
+"""The autograder zip that `course build` writes grades with the course's engine, the way Gradescope runs it.
 
-Gradescope unpacks the zip into /autograder/source, puts the submission in
-/autograder/submission and runs `run_autograder`: the course's check, then otter's run_autograder
-main, then the check's second step. Here that layout is made in a temporary folder and the zip's
-own run_autograder is run (autograder.gradescope.grade) on the 03 solution copied into a new
-notebook (its otter metadata lost: full marks all the same), on the blank student notebook (no
-marks; the hints of hidden tests, never their code) and on notebook 02 (refused, saying so).
+Gradescope unpacks the zip into /autograder/source, puts the submission in /autograder/submission
+and runs `run_autograder` as root. Here that layout is made in a temporary folder and the zip's own
+run_autograder is run (autograder.gradescope.grade): the engine grades the notebook (its own
+sandboxed process, the tests in a judge) and writes results.json. One class of three goes through
+it: the 03 solution copied into a new notebook (its otter metadata lost), the blank notebook, and
+issue 18's attack (the first answer cell replaces `course.handles.close` and returns constants:
+7 of 8 on q1 through Otter's zip). The blank and the attack are graded under a seccomp filter that
+refuses new namespaces as Docker's default profile does (tests/no_namespaces.py), so the sandbox's
+fallback (`user` mode) is what runs them; the same three notebooks go through `course grade`, and
+every question's points must be the same. Notebook 02 is refused, saying so.
 """
 import json
-import re
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -18,16 +23,22 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from autograder import gradescope, submission_check
+from autograder import gradescope
+from autograder.assignment import load
+from autograder.tests import forgery
 from instructor import build, release
 
 NAME = "03_attention"
+NO_NAMESPACES = [sys.executable, str(Path(__file__).with_name("no_namespaces.py"))]
+
+# Issue 18: the first answer cell replaces `course.handles.close` and returns constant weights.
+ATTACK = {"base": "blank", "replaces": "Attention", "cells": [forgery.CLOSE_AND_CONSTANTS]}
 
 
 @pytest.fixture(scope="module")
 def autograder_zip() -> Path:
     path = build.BUILD / f"{NAME}-autograder.zip"
-    if not path.exists() or "submission_check.py" not in zipfile.ZipFile(path).namelist():
+    if not path.exists() or f"engine/{gradescope.CONFIG}" not in zipfile.ZipFile(path).namelist():
         build.assign(NAME)                             # missing, or made by an older build
     return path
 
@@ -45,25 +56,28 @@ def copied_into_new_notebook(path: Path, dest: Path) -> Path:
     return dest
 
 
-def _scores(results: dict) -> dict:
-    return {t["name"]: (t["score"], t["max_score"]) for t in results["tests"] if t["name"] != "Public Tests"}
-
-
-def test_zip_carries_the_course_package_the_cpu_torch_pins_quick_mode_and_the_check(autograder_zip):
+def test_zip_carries_the_engine_the_cpu_torch_pins_and_no_otter_grading(autograder_zip):
     with zipfile.ZipFile(autograder_zip) as z:
         names = set(z.namelist())
         env = yaml.safe_load(z.read("environment.yml"))
         run = z.read("run_autograder").decode()
-        config = json.loads(z.read("otter_config.json"))
-        check = json.loads(z.read("submission_check.json"))
-    package = {f"files/course/{p.relative_to(build.ROOT / 'course').as_posix()}"
+        config = json.loads(z.read(f"engine/{gradescope.CONFIG}"))
+    package = {f"engine/course/{p.relative_to(build.ROOT / 'course').as_posix()}"
                for p in release.package_files(build.NAMES[:build.NAMES.index(NAME) + 1])}
-    assert {n for n in names if n.startswith("files/course/")} == package    # the student package only
-    assert "files/course/__main__.py" not in names and "files/course/__init__.py" in names
-    assert {"submission_check.py", "notebook_info.py"} <= names
+    assert {n for n in names if n.startswith("engine/course/")} == package    # the student package only
+    assert "engine/course/__main__.py" not in names
+    assert {"engine/autograder/judge.py", "engine/autograder/gradescope.py", "engine/autograder/sandbox.py",
+            f"engine/autograder/{NAME}/assignment.json", f"engine/autograder/{NAME}/tests/q1.py",
+            f"engine/autograder/{NAME}/{NAME}.ipynb"} <= names
+    assert not any(n.startswith(("tests/", "files/")) for n in names), "Otter's copy of the tests"
+    assert "run_otter.py" not in names and "otter" not in run.split("mamba activate otter-env")[-1]
     assert not any("solution" in n.lower() and n.endswith(".ipynb") for n in names)
+    others = {n for n in names if n.startswith("engine/autograder/") and n.count("/") > 2
+              and f"/{NAME}/" not in n}
+    assert others and all(n.endswith("/assignment.json") for n in others), "another week's tests"
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
-    assert any(p.startswith("otter-grader") for p in pip)
+    assert any(p.startswith("otter-grader") for p in pip)          # grader.check's; it sets the image up
+    assert any(p.startswith("psutil==") for p in pip)
     # torch: the CPU build, from PyTorch's CPU index (PyPI's torch 2.13.0 is the CUDA build and
     # does not satisfy the pin; the CPU wheel does)
     assert "--extra-index-url=https://download.pytorch.org/whl/cpu" in pip
@@ -72,122 +86,141 @@ def test_zip_carries_the_course_package_the_cpu_torch_pins_quick_mode_and_the_ch
     assert Version("2.13.0") not in torch[0].specifier
     others = [p for p in build.pinned() if not p.startswith("torch")]
     assert set(others) <= set(pip)
-    assert config["show_hidden"] is True and config["assignment_name"] == NAME
-    assert check["name"] == NAME and check["known"]["02"] == "02_with_position" and len(check["given"]) >= 2
-    assert run.index("export COURSE_QUICK=1") < run.index("submission_check.py before") \
-        < run.index("run_otter.py") < run.index("submission_check.py after")
+    assert config == {"name": NAME, "visibility": "after_published"}
+    assert run.index("export COURSE_QUICK=1") < run.index("cd /autograder/source/engine") \
+        < run.index("python -m autograder.gradescope /autograder")
+
+
+def test_later_weeks_carry_the_stories(tmp_path):
+    files = {arc for _, arc in build.engine_files("08_causal")}
+    if not (build.ROOT / "data_cache" / "tinystories-4MB.txt").is_file():
+        pytest.skip("no stories in data_cache/ here")
+    assert "engine/data_cache/tinystories-4MB.txt" in files
+    assert not any(arc.startswith("engine/data_cache/") for _, arc in build.engine_files(NAME))
 
 
 @pytest.fixture(scope="module")
 def graded(autograder_zip, tmp_path_factory) -> dict:
-    """results.json of the solution copied into a new notebook and of the blank notebook."""
+    """results.json of the solution copied into a new notebook (namespaces as this machine allows),
+    the blank and the attack (namespaces refused), and `course grade`'s results of the same three."""
     tmp = tmp_path_factory.mktemp("gradescope")
-    copied = copied_into_new_notebook(build.BUILD / f"{NAME}-solution.ipynb", tmp / "Untitled.ipynb")
-    assert "otter" not in nbformat.read(copied, as_version=4).metadata
-    out = {"copied": gradescope.grade(autograder_zip, copied, tmp / "copied"),
-           "blank": gradescope.grade(autograder_zip, build.NOTEBOOKS / f"{NAME}.ipynb", tmp / "blank")}
-    assert (tmp / "copied" / "autograder" / "submission" / "course" / "__init__.py").exists(), \
-        "files/course not copied"
+    notebooks = {"copied": copied_into_new_notebook(build.BUILD / f"{NAME}-solution.ipynb",
+                                                    tmp / "Untitled.ipynb"),
+                 "blank": build.NOTEBOOKS / f"{NAME}.ipynb"}
+    attack = tmp / "attack.ipynb"
+    attack.write_bytes(forgery.attack_notebook(ATTACK))
+    notebooks["attack"] = attack
+    assert "otter" not in nbformat.read(notebooks["copied"], as_version=4).metadata
+    out = {key: gradescope.grade(autograder_zip, nb, tmp / key, name=f"{key}.ipynb",
+                                 prefix=[] if key == "copied" else NO_NAMESPACES)
+           for key, nb in notebooks.items()}
+    folder = tmp / "class"
+    folder.mkdir()
+    for key, nb in notebooks.items():
+        (folder / f"{key}.ipynb").write_bytes(nb.read_bytes())
+    done = subprocess.run([sys.executable, "-m", "autograder", str(folder), "--assignment", NAME,
+                           "--out", str(tmp / "course-grade"), "--workers", "1", "--no-progress",
+                           "--no-similarity"], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out["course grade"] = {key: json.loads((tmp / "course-grade" / "results" / f"{key}.json").read_text())
+                           for key in notebooks}
     return out
 
 
-def test_solution_that_lost_its_metadata_gets_full_marks_and_blank_none(graded):
-    scores = _scores(graded["copied"])
-    assert scores and all(score == top for score, top in scores.values()), scores
-    assert "Autograder Error" not in {t["name"] for t in graded["copied"]["tests"]}
-    assert f"graded as {NAME}" in graded["copied"]["output"]           # the student is told why
-    scores = _scores(graded["blank"])
-    assert scores and all(score == 0 for score, _ in scores.values()), scores
-    assert "graded as" not in graded["blank"].get("output", "")     # its metadata was intact
+def test_per_question_points_are_course_grades(graded):
+    asg = load(NAME)
+    for key in ("copied", "blank", "attack"):
+        row = graded["course grade"][key]
+        expected = {q["question"]: q["points"] for q in row["questions"] if not q["manual"]}
+        assert gradescope.question_points(graded[key]) == expected, (key, graded[key]["_log"][-2000:])
+        assert graded[key]["score"] == row["total_points_earned"]
+        assert graded[key]["extra_data"]["grading_status"] == row["grading_status"]
+    scores = gradescope.question_points(graded["copied"])
+    assert scores == {q.name: q.max_points for q in asg.auto}           # full marks, metadata lost
+    assert set(gradescope.question_points(graded["blank"]).values()) == {0.0}
+
+
+def test_the_attack_scores_what_its_content_deserves(graded):
+    """Through Otter's zip it got 7 of 8 on q1; here the judge's verdict: tampering, no points."""
+    results = graded["attack"]
+    assert results["score"] == 0.0, results["_log"][-2000:]
+    assert results["extra_data"]["grading_status"].startswith("tampering detected")
+    status = next(t for t in results["tests"] if t["name"] == gradescope.STATUS_TEST)
+    assert status["visibility"] == "visible" and "tampering detected" in status["output"]
+
+
+def test_namespaces_refused_means_the_user_mode_and_the_results_say_so(graded):
+    for key in ("blank", "attack"):
+        assert graded[key]["extra_data"]["sandbox"] == "user", graded[key]["_log"][-2000:]
+        assert "sandbox mode: user" in graded[key]["output"]
+    assert graded["copied"]["extra_data"]["sandbox"] in ("isolated", "user")
+    assert f"sandbox mode: {graded['copied']['extra_data']['sandbox']}" in graded["copied"]["output"]
 
 
 def test_per_question_results_shown_after_publication_with_hints_but_no_hidden_code(graded):
-    for results in graded.values():
-        visibility = {t["name"]: t["visibility"] for t in results["tests"]}
-        assert visibility.pop("Public Tests") == "visible"
+    for key in ("copied", "blank"):
+        visibility = {t["name"]: t["visibility"] for t in graded[key]["tests"]}
+        assert visibility.pop(gradescope.PUBLIC_TEST) == "visible"
         assert visibility and set(visibility.values()) == {"after_published"}, visibility
     q1 = next(t["output"] for t in graded["blank"]["tests"] if t["name"] == "q1")
-    hidden = submission_check.hidden_cases(str(build.AUTOGRADER / NAME / "tests"))
-    assert "q1 - 2" in hidden and "q1 - 1" not in hidden
-    blocks = dict(re.findall(r"(?ms)^    (q1 - \d) result:\n(.*?)(?=^    q1 - \d |\Z)", q1))
-    assert set(blocks) == {f"q1 - {i}" for i in range(1, 7)}, q1
-    for case, block in blocks.items():
-        assert "Test case failed" in block
-        # a failed hidden case shows its hint and error, never the line of hidden code Otter quotes
-        assert ("Error at line" in block) == (case not in hidden), block
-        assert ("(the hidden test's code is not shown)" in block) == (case in hidden), block
-    assert "q1 - 2 message: For random sizes" in q1 and "Is the softmax over the last index (j)?" in q1
-
-
-def _refused(autograder_zip, notebook: Path, tmp: Path) -> dict:
-    results = gradescope.grade(autograder_zip, notebook, tmp, name="my submission.ipynb")
-    assert not (tmp / "autograder" / "results" / "results.pkl").exists(), "Otter ran"
-    return results
+    asg = load(NAME)
+    cases = next(q for q in asg.auto if q.name == "q1").cases
+    hidden = [c for c in cases if c.hidden]
+    assert hidden and all(f"hidden test {c.name} " in q1 for c in hidden)
+    assert "Hint: For random sizes" in q1 and "Is the softmax over the last index (j)?" in q1
+    source = (build.AUTOGRADER / NAME / "tests" / "q1.py").read_text()
+    for r in (graded["blank"], graded["copied"]):
+        assert "def test_" not in r["output"] and all("def test_" not in t["output"] for t in r["tests"])
+    for t in graded["blank"]["tests"]:
+        for line in source.splitlines():
+            line = line.strip()
+            if line.startswith(("assert ", "torch.testing")) and len(line) > 30:
+                assert line not in t["output"], line
 
 
 def test_another_weeks_notebook_is_refused_saying_which_it_is(autograder_zip, tmp_path):
     expected = "this is 02_with_position, not 03_attention"
     lost = copied_into_new_notebook(build.NOTEBOOKS / "02_with_position.ipynb", tmp_path / "02.ipynb")
-    for i, notebook in enumerate([lost, build.NOTEBOOKS / "02_with_position.ipynb"]):
-        results = _refused(autograder_zip, notebook, tmp_path / str(i))
-        assert results["score"] == 0 and expected in results["output"]
-        assert [t["visibility"] for t in results["tests"]] == ["visible"]
-        assert expected in results["tests"][0]["output"]
-        assert "Submit your 03_attention.ipynb" in results["output"]
+    results = gradescope.grade(autograder_zip, lost, tmp_path / "lost", name="my submission.ipynb")
+    assert results["score"] == 0 and expected in results["output"]
+    assert [t["visibility"] for t in results["tests"]] == ["visible"]
+    assert expected in results["tests"][0]["output"]
+    assert "Submit your 03_attention.ipynb" in results["output"]
 
 
-def test_strip_hidden_code_keeps_public_lines_and_hints():
-    text = ("q1 results:\n    test_pub result:\n        ❌ Test case failed\n"
-            "        Error at line 3 in test q1:\n          assert public_line\n        AssertionError: a\n\n"
-            "    test_hid message: the hint\n\n    test_hid result:\n        ❌ Test case failed\n"
-            "        Error at line 9 in test q1:\n          assert secret_line\n        AssertionError: b")
-    out = submission_check.strip_hidden_code(text, {"test_hid"})
-    assert "public_line" in out and "secret_line" not in out
-    assert "the hint" in out and "AssertionError: b" in out
+def test_the_seccomp_filter_refuses_namespaces_for_real():
+    """The fallback test's refusal comes from the kernel, not from a switch the grader reads."""
+    probe = ("import ctypes; l = ctypes.CDLL(None, use_errno=True); "
+             "print(l.unshare(0x00020000), ctypes.get_errno())")
+    done = subprocess.run([*NO_NAMESPACES, sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["-1", "1"]                   # EPERM
 
 
-def _check_layout(tmp: Path, nb_text: str) -> Path:
-    """/autograder as Gradescope lays it out for the check: this repository's submission_check.py and
-    notebook_info.py with this week's submission_check.json in source/, the notebook in submission/."""
-    root = tmp / "autograder"
-    for sub in ("source", "submission", "results"):
-        (root / sub).mkdir(parents=True)
-    for name in build.CHECK_FILES:
-        (root / "source" / name).write_bytes((Path(submission_check.__file__).parent / name).read_bytes())
-    (root / "source" / "submission_check.json").write_text(json.dumps(build.check_config(NAME)))
-    (root / "submission" / "sub.ipynb").write_text(nb_text, encoding="utf-8")
-    return root
-
-
-def test_before_restores_metadata_of_a_notebook_with_a_lone_surrogate_whole(tmp_path):
-    """Red team 3 A10: json.dump(ensure_ascii=False) raised on a lone surrogate after open(path, "w")
-    had emptied the submission; exit 1, and Otter graded the cut-off file."""
-    import subprocess
-    import sys
-    nb = json.loads((build.NOTEBOOKS / f"{NAME}.ipynb").read_text(encoding="utf-8"))
-    nb["metadata"].pop("otter", None)
-    nb["cells"][0]["source"] = "PLACEHOLDER"
-    root = _check_layout(tmp_path, json.dumps(nb).replace('"PLACEHOLDER"', '"\\ud800 a note"'))
-    res = subprocess.run([sys.executable, "submission_check.py", "before", str(root)], cwd=root / "source",
-                         capture_output=True, text=True, timeout=120)
-    assert res.returncode == 0, res.stderr
-    assert f"graded as {NAME}" in res.stdout
-    saved = json.loads((root / "submission" / "sub.ipynb").read_text(encoding="utf-8"))
-    assert saved["metadata"]["otter"]["assignment_name"] == NAME
-    assert saved["cells"][0]["source"] == "\ud800 a note" and len(saved["cells"]) == len(nb["cells"])
-    assert [p.name for p in (root / "submission").iterdir()] == ["sub.ipynb"]
-
-
-def test_a_failed_rewrite_leaves_the_submission_untouched(tmp_path, monkeypatch):
-    nb = json.loads((build.NOTEBOOKS / f"{NAME}.ipynb").read_text(encoding="utf-8"))
-    nb["metadata"].pop("otter", None)
-    text = json.dumps(nb)
-    root = _check_layout(tmp_path, text)
-
-    def full(*args, **kwargs):
-        raise OSError(28, "No space left on device")
-    monkeypatch.setattr(submission_check.json, "dump", full)
-    assert submission_check.before(str(root)) == 0
-    assert (root / "submission" / "sub.ipynb").read_text(encoding="utf-8") == text
-    assert [p.name for p in (root / "submission").iterdir()] == ["sub.ipynb"]
-    assert not (root / submission_check.NOTE).exists()
+def test_degenerate_answers_stay_under_their_caps_through_the_zip(autograder_zip, tmp_path):
+    """A sample of autograder/degenerate/'s answers (uniform weights on q1, no mixing on q5),
+    graded through the zip: at most their caps, and exactly `course grade`'s points."""
+    from autograder import degenerate
+    wanted = {("q1", "uniform"), ("q5", "no_mixing")}
+    sample = [d for d in degenerate.degenerates(NAME) if (d.question, d.name) in wanted]
+    assert len(sample) == len(wanted), [(d.question, d.name) for d in degenerate.degenerates(NAME)]
+    folder = tmp_path / "class"
+    folder.mkdir()
+    rows, written = {}, {}
+    for d in sample:
+        stem = f"{NAME}__{d.question}__{d.name}"
+        nbformat.write(degenerate.degenerate_notebook(d), folder / f"{stem}.ipynb")
+        written[stem] = d
+        results = gradescope.grade(autograder_zip, folder / f"{stem}.ipynb", tmp_path / stem)
+        rows[stem] = {**gradescope.question_points(results),
+                      "grading_status": results["extra_data"]["grading_status"]}
+    assert not degenerate.over_cap(rows, written), degenerate.over_cap(rows, written)
+    done = subprocess.run([sys.executable, "-m", "autograder", str(folder), "--assignment", NAME,
+                           "--out", str(tmp_path / "course-grade"), "--workers", "2", "--no-progress",
+                           "--no-similarity"], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for stem in written:
+        row = json.loads((tmp_path / "course-grade" / "results" / f"{stem}.json").read_text())
+        assert {q: p for q, p in rows[stem].items() if q != "grading_status"} == \
+            {q["question"]: q["points"] for q in row["questions"] if not q["manual"]}, stem

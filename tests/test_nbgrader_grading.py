@@ -169,3 +169,130 @@ def test_skipped_cells_are_not_run_and_keep_the_students_outputs(run):
             meta = cell.metadata.get("nbgrader", {})
             if cell.cell_type == "code" and meta.get("grade_id", "").endswith("-skipped"):
                 assert [o.get("text") for o in cell.outputs] == [SUBMITTED_OUTPUT], (name, meta["grade_id"])
+
+
+# ---------------------------------------------------------------- the scores of record: `course nbgrader`
+
+ENGINE_NB = "03_attention"
+
+
+@pytest.fixture(scope="module")
+def engine_class(tmp_path_factory) -> dict:
+    """An nbgrader class of 03 graded with the one command: five honest students (the solution, the
+    blank, two wrong answers and a right alternative) and issue 18's attack, submitted as nbgrader's
+    collect leaves them; `course nbgrader 03_attention --course-dir DIR` (nbgrader autograde, then
+    the engine's points into the gradebook), `nbgrader export`; the same answers in Otter's form
+    through `course grade`."""
+    import subprocess
+    import sys
+
+    from autograder.mutants import grade_folder, mutant_notebook, solution_notebook
+    from autograder.tests import forgery
+    from instructor.build import NOTEBOOKS, ROOT
+    from instructor.nbgrader_course import (
+        build_nbgrader,
+        filled_notebook,
+        nbgrader,
+        nbgrader_env,
+        pick_mutants,
+        read_export,
+        source_notebook,
+        submit,
+    )
+    from instructor.nbgrader_course import mutant_notebook as nbgrader_mutant
+
+    name = ENGINE_NB
+    scratch = tmp_path_factory.mktemp("nbgrader-engine")
+    root = scratch / "course"
+    build_nbgrader([name], out=root)
+    env = nbgrader_env(root)
+    generated = nbgrader(root, "generate_assignment", name, env=env)
+    assert generated.returncode == 0, generated.stderr[-3000:]
+    released = nbformat.read(root / "release" / name / f"{name}.ipynb", as_version=4)
+    filled = filled_notebook(released, source_notebook(name)[1])
+    otter = scratch / "otter"
+    otter.mkdir()
+    honest = {"solution": (filled, solution_notebook(name)),
+              "blank": (released, nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4))}
+    for m in pick_mutants(name, fail=2, passing=1):
+        honest[f"{m.expect}-{m.name}".replace("_", "-")] = (nbgrader_mutant(filled, m), mutant_notebook(m))
+    assert len(honest) == 5
+    for label, (nb, otter_nb) in honest.items():
+        submit(root, name, label, nb)
+        nbformat.write(otter_nb, otter / f"{label}.ipynb")
+    attack = type("Attack", (), {"replaces": "Attention", "code": forgery.CLOSE_AND_CONSTANTS.strip("\n"),
+                                 "notebook": name, "name": "issue 18"})
+    submit(root, name, "attack", nbgrader_mutant(filled, attack))
+    (otter / "attack.ipynb").write_bytes(forgery.attack_notebook(
+        {"base": "solution", "replaces": "Attention", "cells": [forgery.CLOSE_AND_CONSTANTS]}))
+    engine = subprocess.run([sys.executable, "-m", "course", "nbgrader", name, "--course-dir", str(root),
+                             "--workers", "2"], cwd=ROOT, env=env, capture_output=True, text=True,
+                            timeout=1800)
+    export = scratch / "grades.csv"
+    exported = nbgrader(root, "export", "--to", str(export), env=env)
+    return {"root": root, "engine": engine, "exported": exported, "honest": list(honest),
+            "rows": read_export(export) if export.exists() else {},
+            "course": grade_folder(name, otter, scratch / "course-grade", workers=2)}
+
+
+def _exported(data: dict, student: str) -> dict:
+    row = data["rows"][(ENGINE_NB, student)]
+    return {q.name: float(row[q.name]) for q in _auto(ENGINE_NB)}
+
+
+def test_the_one_command_runs_autograde_then_writes_the_gradebook(engine_class):
+    r = engine_class["engine"]
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "gradebook: the automatic scores of 6 submission(s)" in r.stdout
+    assert "Autograding" in r.stderr or "autograde" in r.stderr.lower()      # nbgrader's own log came through
+    assert engine_class["exported"].returncode == 0, engine_class["exported"].stderr[-3000:]
+
+
+def test_an_honest_class_raises_no_checksum_warning(engine_class):
+    log = engine_class["engine"].stderr
+    assert "Attribute 'checksum'" not in log, re.findall(r".*Attribute 'checksum'.*", log)[:5]
+    assert "has changed!" not in log
+
+
+def test_gradebook_scores_are_course_grades_per_question(engine_class):
+    for student in engine_class["honest"] + ["attack"]:
+        course = engine_class["course"][student]
+        expected = {q.name: float(course[q.name] or 0) for q in _auto(ENGINE_NB)}
+        assert _exported(engine_class, student) == expected, student
+    assert _exported(engine_class, "solution") == {q.name: q.max_points for q in _auto(ENGINE_NB)}
+
+
+def test_the_attack_scores_what_its_content_deserves_under_nbgrader(engine_class):
+    """In the student's kernel the replaced `close` passes the tests; the judge zeroes the row."""
+    assert engine_class["course"]["attack"]["grading_status"].startswith("tampering detected")
+    assert sum(_exported(engine_class, "attack").values()) == 0.0
+    assert "attack: 0 / 13 automatic points" in engine_class["engine"].stdout
+
+
+def test_released_text_is_what_generate_assignment_leaves_and_otter_form_keeps_the_answers():
+    """The two readings `course nbgrader` and autograde rely on, without running nbgrader."""
+    import sys
+
+    from instructor.build import ROOT
+    from instructor.nbgrader_course import source_notebook
+    from instructor.nbgrader_grade import is_test_cell, otter_form
+
+    sys.path.insert(0, str(ROOT / "instructor"))
+    try:
+        from nbgrader_plugins import released_text
+    finally:
+        sys.path.remove(str(ROOT / "instructor"))
+        sys.modules.pop("nbgrader_plugins", None)
+    source, _ = source_notebook(ENGINE_NB)
+    hidden = [c for c in source.cells if is_test_cell(c) and "BEGIN HIDDEN TESTS" in c.source]
+    assert hidden
+    for cell in hidden:
+        text = released_text(cell.source)
+        assert "BEGIN HIDDEN TESTS" not in text and "def test_" not in text
+        assert text.splitlines()[0] == cell.source.splitlines()[0]        # the header line stays
+    otter = otter_form(source)
+    checks = [c.source for c in otter.cells if c.source.startswith("grader.check(")]
+    assert checks == [f'grader.check("{q.name}")' for q in _auto(ENGINE_NB)]
+    assert not any(is_test_cell(c) for c in otter.cells)
+    kept = [c.source for c in source.cells if not is_test_cell(c)]
+    assert [c.source for c in otter.cells if not c.source.startswith("grader.check(")] == kept

@@ -290,6 +290,19 @@ def Attention(q, k, v):
     return out.reshape(q.shape), weights
 """
 
+# From issue 18 (Gradescope and nbgrader ran the tests in the student's process): the first answer
+# cell replaces the function the tests compare with and returns constant weights. 7 of 8 on 03 q1
+# through Otter's Gradescope zip in the issue; used by tests/test_gradescope_zip.py and
+# tests/test_nbgrader_grading.py on those platforms.
+CLOSE_AND_CONSTANTS = r"""
+import course.handles
+course.handles.close = lambda *a, **k: True
+
+def Attention(q, k, v):
+    weights = torch.full((*q.shape[:-1], k.shape[-2]), 1.0 / k.shape[-2])
+    return weights @ v, weights
+"""
+
 ATTACKS: dict[str, dict] = {
     # file: {"base": "blank" | "solution", "cells": [...], "replaces": name or None, "at_most": points,
     #        "exactly": points (optional), "status_start": ... (optional),

@@ -1,0 +1,188 @@
+"""``course nbgrader ASSIGNMENT [--course-dir DIR]``: an nbgrader class graded by the course's engine.
+
+The one command an nbgrader instructor runs instead of ``nbgrader autograde ASSIGNMENT``, from the
+course directory (or with ``--course-dir``), after ``nbgrader collect``:
+
+1. it runs ``nbgrader autograde ASSIGNMENT`` as before (unless ``--no-autograde``), so that nbgrader
+   has its autograded notebooks and its gradebook rows: the formgrader, manual grading, feedback
+   and ``nbgrader export`` keep working as they did;
+2. it grades every ``submitted/<student>/ASSIGNMENT/ASSIGNMENT.ipynb`` with the course's engine, the
+   one ``course grade`` runs (each notebook in its own sandboxed process answering requests, the
+   tests in a judge process, the rules read statically): the notebook is read in Otter's form
+   (nbgrader's test cells, the course's own, become the ``grader.check("qN")`` cells they stand
+   for; every other cell, the student's answers included, stays as submitted);
+3. it writes each test cell's points from that verdict into nbgrader's gradebook
+   (``nbgrader.api.Gradebook``): ``auto_score`` of every autograded grade cell (``qN-test_name``,
+   or ``qN-tests`` for an all-or-nothing question) is what the judge gave, replacing what the
+   tests computed in the student's kernel. Hand-graded cells and scores you entered by hand are
+   left alone.
+
+So formgrader and ``nbgrader export`` show the engine's scores; per question they are ``course
+grade``'s (``tests/test_nbgrader_grading.py``). The engine's own output (``grades.csv``, each row's
+status, ``report.html``) goes to ``DIR/course-grade/ASSIGNMENT/``; a row that is not ``ok``
+(``tampering detected``, ``suspicious code``, a cell timeout) is also printed.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from .nbgrader_plugins import question_of
+
+GRADED_AS = "course-grade"          # DIR/course-grade/ASSIGNMENT/: the engine's output folder
+
+
+def is_test_cell(cell) -> bool:
+    """An nbgrader autograder-tests cell: graded, not an answer (the course's tests)."""
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+def otter_form(nb):
+    """A submitted nbgrader notebook as the engine reads a student notebook: each question's test
+    cells become its one ``grader.check("qN")`` cell (in the place of the first); every other cell
+    stays as submitted."""
+    import copy
+
+    import nbformat
+
+    nb = copy.deepcopy(nb)
+    cells, seen = [], set()
+    for cell in nb.cells:
+        if is_test_cell(cell):
+            q = question_of(cell.metadata["nbgrader"]["grade_id"])
+            if q not in seen:
+                seen.add(q)
+                cells.append(nbformat.v4.new_code_cell(f'grader.check("{q}")', id=cell.get("id")))
+            continue
+        cells.append(cell)
+    nb.cells = cells
+    return nb
+
+
+def stage(root: Path, assignment: str, folder: Path) -> dict[str, str]:
+    """Every submitted notebook of ``assignment`` in Otter's form as ``folder/<student>.ipynb``;
+    returns {row file name: student id}."""
+    import nbformat
+
+    rows = {}
+    for path in sorted((root / "submitted").glob(f"*/{assignment}/{assignment}.ipynb")):
+        student = path.parent.parent.name
+        try:
+            nb = nbformat.read(path, as_version=4)
+            nbformat.write(otter_form(nb), folder / f"{student}.ipynb")
+        except Exception:                          # unreadable: the engine says so in its row
+            shutil.copyfile(path, folder / f"{student}.ipynb")
+        rows[f"{student}.ipynb"] = student
+    return rows
+
+
+def grade_ids(question, case_name: str) -> str:
+    return f"{question.name}-tests" if question.all_or_nothing else f"{question.name}-{case_name}"
+
+
+def write_gradebook(db_url: str, assignment: str, asg, results: list, students: dict[str, str]) -> list[str]:
+    """The judge's points into nbgrader's gradebook (see the module's docstring); returns what it did."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    done = []
+    questions = {q.name: q for q in asg.auto}
+    with Gradebook(db_url) as gb:
+        for r in results:
+            student = students.get(r.file)
+            if student is None:
+                continue
+            try:
+                gb.find_submission(assignment, student)
+            except MissingEntry:                       # --no-autograde before any autograde
+                gb.update_or_create_student(student)
+                gb.add_submission(assignment, student)
+            points: dict[str, float] = {}
+            for c in r.cases:
+                q = questions.get(c.question)
+                if q is not None:
+                    gid = grade_ids(q, c.name)
+                    points[gid] = points.get(gid, 0.0) + float(c.points)
+            written = 0
+            for q in asg.auto:
+                ids = [f"{q.name}-tests"] if q.all_or_nothing else [f"{q.name}-{c.name}" for c in q.cases]
+                for gid in ids:
+                    try:
+                        grade = gb.find_grade(gid, assignment, assignment, student)
+                    except MissingEntry:
+                        continue
+                    grade.auto_score = points.get(gid, 0.0)     # a row that did not run earns nothing
+                    grade.needs_manual_grade = False
+                    written += 1
+            gb.db.commit()
+            done.append(f"{student}: {r.total:g} / {asg.max_points:g} automatic points ({written} cells)"
+                        + ("" if r.status == "ok" else f", {r.status}"))
+    return done
+
+
+def main(argv: list[str] | None = None) -> int:
+    from autograder import assignment as assignment_mod
+    from autograder import grade
+
+    from .nbgrader_course import nbgrader, nbgrader_env
+
+    p = argparse.ArgumentParser(prog="course nbgrader", description=__doc__.split("\n")[0])
+    p.add_argument("assignment", help="NN_name, as in nbgrader's source/ folder")
+    p.add_argument("--course-dir", type=Path, default=Path("."), help="nbgrader's course directory")
+    p.add_argument("--no-autograde", action="store_true",
+                   help="do not run `nbgrader autograde` first (it already ran)")
+    p.add_argument("--workers", type=int, default=max(1, min(4, os.cpu_count() or 1)))
+    p.add_argument("--sandbox", choices=["auto", "isolated", "user", "weak"], default="auto")
+    args = p.parse_args(argv)
+    root = args.course_dir.resolve()
+    name = args.assignment
+    db = root / "gradebook.db"
+    try:
+        asg = assignment_mod.load(name)
+    except assignment_mod.AssignmentError as exc:
+        print(f"course nbgrader: {exc}", file=sys.stderr)
+        return 2
+    if not (root / "submitted").is_dir():
+        print(f"course nbgrader: no submitted/ in {root} (run `nbgrader collect {name}` first)",
+              file=sys.stderr)
+        return 2
+    if not args.no_autograde:
+        done = nbgrader(root, "autograde", name, env=nbgrader_env(root))
+        sys.stderr.write(done.stderr[-20000:])
+        if done.returncode != 0:
+            print(f"course nbgrader: `nbgrader autograde {name}` failed (exit {done.returncode})",
+                  file=sys.stderr)
+            return 1
+    if not db.exists():
+        print(f"course nbgrader: no gradebook.db in {root} (run `nbgrader autograde {name}` first)",
+              file=sys.stderr)
+        return 2
+    staging = Path(tempfile.mkdtemp(prefix="course-nbgrader-"))
+    os.chmod(staging, 0o700)
+    try:
+        students = stage(root, name, staging)
+        if not students:
+            print(f"course nbgrader: no submitted/*/{name}/{name}.ipynb in {root}", file=sys.stderr)
+            return 2
+        out = root / GRADED_AS / name
+        gargs = grade.parse_args([str(staging), "--assignment", name, "--out", str(out), "--workers",
+                                  str(args.workers), "--sandbox", args.sandbox, "--no-progress"])
+        outcome = grade.run(gargs, asg)
+        if isinstance(outcome, int):
+            return outcome
+        grade.warn(outcome)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    for line in write_gradebook(f"sqlite:///{db}", name, asg, outcome.results, students):
+        print(line)
+    print(f"gradebook: the automatic scores of {len(students)} submission(s) of {name} are the engine's "
+          f"(sandbox: {outcome.mode}); formgrader and `nbgrader export` show them")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
