@@ -109,7 +109,25 @@ def results_json(asg, r, mode: str, visibility: str = "after_published", notes: 
     output = [mode_line, sandbox.MODE_NOTES[mode], *notes]
     if r.status != "ok":
         output.insert(0, f"Grading note: {r.status}")
-    return {"score": _num(r.total), "output": "\n\n".join(output), "tests": tests, "extra_data": extra}
+    score = _num(r.total)
+    if is_held(r.status):
+        # Gradescope publishes the total to the student and the gradebook at once: no one reviews the
+        # flag first, as `course grade`'s report asks. So the total waits for the instructor.
+        output.insert(0, held_text(score, sum(_num(q.max_points) for q in asg.auto)))
+        extra["held_points"] = score
+        score = 0.0
+    return {"score": score, "output": "\n\n".join(output), "tests": tests, "extra_data": extra}
+
+
+def is_held(status: str) -> bool:
+    """A row whose points a person must confirm before they count (the rules found code they do not allow)."""
+    return status.startswith("suspicious code")
+
+
+def held_text(points: float, out_of: float) -> str:
+    return (f"Your automatic points ({points:g} of {out_of:g}) are held: the grader found code the course's "
+            "rules do not allow (see 'Grading status'). Your instructor will look at it and enter your "
+            "points; or remove that code and submit again to be graded automatically.")
 
 
 # ---------------------------------------------------------------- in the container
@@ -135,9 +153,26 @@ def close_to_others(paths: list[Path]) -> dict[str, int]:
     return before
 
 
+def closed_to_student(root: Path) -> list[Path]:
+    """What in /autograder student code has no business reading: everything but the engine (the rest
+    of source/, the submission folder: the grader runs a private copy, the results, and whatever else
+    Gradescope puts there, e.g. submission_metadata.json with earlier submissions' results)."""
+    return ([p for p in (root / "source").iterdir() if p.name != ENGINE]
+            + [p for p in root.iterdir() if p.name != "source"])
+
+
 def pick_notebook(folder: Path, name: str) -> Path | None:
-    """The submitted notebook: ``NN_name.ipynb`` if there is one, else the first by name."""
-    found = sorted(p for p in folder.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+    """The submitted notebook: ``NN_name.ipynb`` if there is one, else the first by name. Only regular
+    files count, reached without a symbolic link (root reads them: a link could point at the tests),
+    and exactly one is graded (a folder named like a notebook is not a notebook)."""
+    found = []
+    for top, dirs, files in os.walk(folder):               # does not follow links to folders
+        dirs[:] = sorted(d for d in dirs if d != ".ipynb_checkpoints")
+        for f in files:
+            p = Path(top) / f
+            if f.endswith(".ipynb") and stat.S_ISREG(os.lstat(p).st_mode):
+                found.append(p)
+    found.sort()
     exact = [p for p in found if p.name == f"{name}.ipynb"]
     return (exact or found or [None])[0]
 
@@ -180,10 +215,7 @@ def run(root: Path) -> int:
             restore = open_the_way(needed)
             if restore:
                 print("gradescope: made enterable by other users (o+x) while grading: " + ", ".join(restore))
-            # what student code has no business reading: everything in source/ but the engine, the
-            # submission folder (the grader runs a private copy), the results
-            restore.update(close_to_others([p for p in (root / "source").iterdir() if p.name != ENGINE]
-                                           + [root / "submission", root / "results"]))
+            restore.update(close_to_others(closed_to_student(root)))
         outcome = _grade(notebook, name, config)
     finally:
         for path, mode in restore.items():           # as it was (this matters only outside a container)
@@ -222,6 +254,9 @@ def layout(autograder_zip: Path, notebook: Path, scratch: Path, name: str | None
     with zipfile.ZipFile(autograder_zip) as z:
         z.extractall(root / "source")
     (root / "submission" / (name or notebook.name)).write_bytes(notebook.read_bytes())
+    # Gradescope's record of the submission and the earlier ones (their results among them)
+    (root / "submission_metadata.json").write_text(json.dumps(
+        {"id": 1, "assignment": {"title": notebook.stem}, "previous_submissions": []}))
     runner = root / "source" / "run_otter.py"          # an Otter zip (before issue 18; benchmarks)
     if runner.exists():
         runner.write_text(runner.read_text().replace('"/autograder"', repr(str(root))))

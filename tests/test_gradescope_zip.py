@@ -224,3 +224,66 @@ def test_degenerate_answers_stay_under_their_caps_through_the_zip(autograder_zip
         row = json.loads((tmp_path / "course-grade" / "results" / f"{stem}.json").read_text())
         assert {q: p for q, p in rows[stem].items() if q != "grading_status"} == \
             {q["question"]: q["points"] for q in row["questions"] if not q["manual"]}, stem
+
+
+def test_a_row_with_flagged_code_is_held_not_published():
+    """Red team F2: Gradescope publishes the total at once, with no one to review a `suspicious code`
+    flag first; the per-question points stay visible (and equal to course grade's), the total waits."""
+    from autograder.results import CaseResult, Result
+    asg = load(NAME)
+    cases = [CaseResult(q.name, "test_x", q.max_points, q.max_points, True, True, "") for q in asg.auto]
+    row = Result("a.ipynb", "a", "suspicious code: scaled_dot_product_attention", cases,
+                 {q.name: q.max_points for q in asg.auto}, tests_ran=True)
+    doc = gradescope.results_json(asg, row, "user")
+    assert doc["score"] == 0.0 and doc["extra_data"]["held_points"] == row.total > 0
+    assert gradescope.question_points(doc) == {q.name: q.max_points for q in asg.auto}
+    assert "held" in doc["output"] and "suspicious code" in doc["output"]
+    row.status = "ok"
+    assert gradescope.results_json(asg, row, "user")["score"] == row.total
+
+
+def test_only_the_way_to_the_engine_stays_open_to_student_code(tmp_path):
+    """Red team F3: Gradescope's submission_metadata.json (earlier submissions' results) and anything
+    else in /autograder but the engine are closed to the sandbox's uid while the notebook runs."""
+    import os
+    root = tmp_path / "autograder"
+    for sub in ("source/engine/autograder", "submission", "results"):
+        (root / sub).mkdir(parents=True)
+    for f in ("submission_metadata.json", "source/run_autograder", "source/setup.sh",
+              "source/engine/autograder/test.py"):
+        (root / f).write_text("secret")
+        os.chmod(root / f, 0o644)
+    closed = gradescope.closed_to_student(root)
+    assert {p.relative_to(root).as_posix() for p in closed} == {
+        "submission_metadata.json", "source/run_autograder", "source/setup.sh", "submission", "results"}
+    if os.geteuid() != 0:
+        return
+    before = gradescope.close_to_others(closed)
+    try:
+        probe = ("import os, sys; os.setgid(65534); os.setuid(65534)\n"
+                 "for p in sys.argv[1:]:\n"
+                 "    try: open(p).read(); print('read', p)\n"
+                 "    except PermissionError: pass\n")
+        done = subprocess.run([sys.executable, "-c", probe, str(root / "submission_metadata.json"),
+                               str(root / "source/setup.sh")], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and done.stdout == "", (done.stdout, done.stderr)
+    finally:
+        for path, mode in before.items():
+            os.chmod(path, mode)
+
+
+def test_only_a_regular_notebook_file_is_picked(tmp_path):
+    """Red team F4: a folder named like a notebook, or a link (root would read what it points at,
+    e.g. a test), is not a submission; exactly one file is graded."""
+    sub = tmp_path / "submission"
+    (sub / f"{NAME}.ipynb").mkdir(parents=True)
+    (sub / f"{NAME}.ipynb" / "inner.ipynb").write_text("{}")
+    (sub / "link.ipynb").symlink_to(tmp_path / "elsewhere.ipynb")
+    (tmp_path / "elsewhere.ipynb").write_text("{}")
+    (sub / "linked_folder").symlink_to(tmp_path)
+    picked = gradescope.pick_notebook(sub, NAME)
+    assert picked == sub / f"{NAME}.ipynb" / "inner.ipynb"      # a real file inside, not the folder
+    (sub / f"{NAME}.ipynb" / "inner.ipynb").unlink()
+    assert gradescope.pick_notebook(sub, NAME) is None
+    (sub / "mine.ipynb").write_text("{}")
+    assert gradescope.pick_notebook(sub, NAME) == sub / "mine.ipynb"
