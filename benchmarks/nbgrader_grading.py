@@ -112,7 +112,7 @@ def grade_both(names: list[str], scratch: Path, fail: int = 3, passing: int = 1,
 
     def one_group(group: list[str], root: Path) -> None:
         build_nbgrader(group, out=root)
-        env = nbgrader_env(root)
+        env = nbgrader_env(root, {"COURSE_NBGRADER_KERNEL": "1"})     # nbgrader's own, in the kernel
         for name in group:
             data["roots"][name] = root
         if timed:

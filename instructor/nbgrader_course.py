@@ -399,7 +399,8 @@ from nbgrader.preprocessors import (  # noqa: E402
     LimitOutput, OverwriteKernelspec, SaveAutoGrades,
 )
 from nbgrader_plugins import (  # noqa: E402
-    KeepSkippedOutputs, OverwriteReleasedCells, QuestionCsvExport, SkipUngraded,
+    KeepSkippedOutputs, KeepStudentOutputs, OverwriteReleasedCells, QuestionCsvExport, RunNothing,
+    SkipUngraded,
 )
 
 c = get_config()  # noqa: F821
@@ -409,17 +410,22 @@ c.CourseDirectory.course_id = "{course_id}"
 c.ClearSolutions.code_stub = {{"python": ""}}
 c.ClearSolutions.text_stub = "{text_stub}"
 
-# Autograde as `course grade` does: the cells marked -skipped (long training) are not run and keep
-# the student's outputs (the plots you grade by hand); at most {timeout} s per cell. Locked cells
-# are compared with the text students got (hidden tests removed): only an edited one is reported.
-# The scores of record come from `course nbgrader NN_name` (the course's engine), which runs
-# this autograde first and then writes the judge's points into the gradebook.
+# Autograde runs none of the student's code (RunNothing): in nbgrader's kernel it would run
+# unsandboxed, in your account, in this folder. The scores of record come from `course nbgrader
+# NN_name` (the course's engine, each notebook sandboxed), which runs this autograde first, for
+# nbgrader's records, and then writes the judge's points into the gradebook. Locked cells are
+# compared with the text students got (hidden tests removed): only an edited one is reported.
+# COURSE_NBGRADER_KERNEL=1 runs the tests in the student's kernel as stock nbgrader does (the
+# cells marked -skipped, long training, are not run; at most {timeout} s per cell): only for
+# comparing with nbgrader's own autograde, never for grades.
 c.Execute.timeout = {timeout}
+IN_KERNEL = os.environ.get("COURSE_NBGRADER_KERNEL") == "1"
+EXECUTE, OUTPUTS = (SkipUngraded, KeepSkippedOutputs) if IN_KERNEL else (RunNothing, KeepStudentOutputs)
 c.Autograde.sanitize_preprocessors = [
-    KeepSkippedOutputs, DeduplicateIds, OverwriteKernelspec, OverwriteReleasedCells, CheckCellMetadata,
+    OUTPUTS, DeduplicateIds, OverwriteKernelspec, OverwriteReleasedCells, CheckCellMetadata,
 ]
 c.Autograde.autograde_preprocessors = [
-    SkipUngraded, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
+    EXECUTE, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
     AssignLatePenalties, CheckCellMetadata,
 ]
 

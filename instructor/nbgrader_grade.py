@@ -3,9 +3,11 @@
 The one command an nbgrader instructor runs instead of ``nbgrader autograde ASSIGNMENT``, from the
 course directory (or with ``--course-dir``), after ``nbgrader collect``:
 
-1. it runs ``nbgrader autograde ASSIGNMENT`` as before (unless ``--no-autograde``), so that nbgrader
-   has its autograded notebooks and its gradebook rows: the formgrader, manual grading, feedback
-   and ``nbgrader export`` keep working as they did;
+1. it reads every submission first, then runs ``nbgrader autograde ASSIGNMENT`` (unless
+   ``--no-autograde``), which in this course runs none of the student's code
+   (``nbgrader_plugins.RunNothing``: the tests would run unsandboxed in nbgrader's kernel), so that
+   nbgrader has its autograded notebooks and its gradebook rows: the formgrader, manual grading,
+   feedback and ``nbgrader export`` keep working;
 2. it grades every ``submitted/<student>/ASSIGNMENT/ASSIGNMENT.ipynb`` with the course's engine, the
    one ``course grade`` runs (each notebook in its own sandboxed process answering requests, the
    tests in a judge process, the rules read statically): the notebook is read in Otter's form
@@ -150,23 +152,26 @@ def main(argv: list[str] | None = None) -> int:
         print(f"course nbgrader: no submitted/ in {root} (run `nbgrader collect {name}` first)",
               file=sys.stderr)
         return 2
-    if not args.no_autograde:
-        done = nbgrader(root, "autograde", name, env=nbgrader_env(root))
-        sys.stderr.write(done.stderr[-20000:])
-        if done.returncode != 0:
-            print(f"course nbgrader: `nbgrader autograde {name}` failed (exit {done.returncode})",
-                  file=sys.stderr)
-            return 1
-    if not db.exists():
-        print(f"course nbgrader: no gradebook.db in {root} (run `nbgrader autograde {name}` first)",
-              file=sys.stderr)
-        return 2
+    # The submissions are read before anything else runs (nothing of a student's runs outside the
+    # engine's sandbox: the course's autograde runs none of their code, see nbgrader_config.py).
     staging = Path(tempfile.mkdtemp(prefix="course-nbgrader-"))
     os.chmod(staging, 0o700)
     try:
         students = stage(root, name, staging)
         if not students:
             print(f"course nbgrader: no submitted/*/{name}/{name}.ipynb in {root}", file=sys.stderr)
+            return 2
+        if not args.no_autograde:
+            env = {k: v for k, v in nbgrader_env(root).items() if k != "COURSE_NBGRADER_KERNEL"}
+            done = nbgrader(root, "autograde", name, env=env)
+            sys.stderr.write(done.stderr[-20000:])
+            if done.returncode != 0:
+                print(f"course nbgrader: `nbgrader autograde {name}` failed (exit {done.returncode})",
+                      file=sys.stderr)
+                return 1
+        if not db.exists():
+            print(f"course nbgrader: no gradebook.db in {root} (run `nbgrader autograde {name}` first)",
+                  file=sys.stderr)
             return 2
         out = root / GRADED_AS / name
         gargs = grade.parse_args([str(staging), "--assignment", name, "--out", str(out), "--workers",

@@ -7,6 +7,14 @@ works in the instructor's nbgrader wherever the course folder is copied.
 - `SkipUngraded`: nbgrader's Execute, except that cells whose grade_id ends in `-skipped` are not
   run by `nbgrader autograde` (the cells `course grade` skips: long training runs, tagged
   `otter_ignore` in the masters). Test cells always run, whatever their grade_id says.
+- `RunNothing`: what `nbgrader autograde` runs in this course by default: nothing. The student's
+  code never runs in nbgrader's kernel (it would run unsandboxed, in the instructor's account, in
+  the course directory: it could rewrite its own or a classmate's submission, the gradebook, or
+  print the source notebook into its feedback). Each test cell gets an error output saying so, so
+  nbgrader records 0 until `course nbgrader` writes the engine's scores. The comparison benchmark
+  sets `COURSE_NBGRADER_KERNEL=1` to measure nbgrader's own in-kernel autograde (`SkipUngraded`).
+- `KeepStudentOutputs`: with `RunNothing`, nbgrader's ClearOutput for the test cells only: the
+  other cells keep the outputs the student saved (what you grade plots from in the formgrader).
 - `KeepSkippedOutputs`: nbgrader's ClearOutput, except that the skipped cells keep the outputs the
   student's notebook came with, so that the plots you grade by hand are the student's own.
 - `OverwriteReleasedCells`: nbgrader's OverwriteCells, comparing a locked cell with the text its
@@ -22,6 +30,8 @@ from __future__ import annotations
 import csv
 import re
 
+from nbconvert.preprocessors import Preprocessor
+from nbformat.v4 import new_output
 from nbgrader.api import MissingEntry
 from nbgrader.plugins import CsvExportPlugin
 from nbgrader.preprocessors import ClearOutput, Execute, OverwriteCells
@@ -53,6 +63,32 @@ class SkipUngraded(Execute):
             self.log.info("Not running cell %s (%s)", index, cell.metadata.nbgrader["grade_id"])
             return cell, resources
         return super().preprocess_cell(cell, resources, index)
+
+
+NOT_RUN = ("not run in nbgrader's kernel: `course nbgrader` grades this notebook with the course's "
+           "engine and writes this cell's score")
+
+
+class RunNothing(Preprocessor):
+    """Autograde without running the student's code (see the module's docstring)."""
+
+    def preprocess_cell(self, cell, resources, index):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+            cell.outputs = [new_output("error", ename="NotRun", evalue=NOT_RUN, traceback=[NOT_RUN])]
+            cell.execution_count = None
+        return cell, resources
+
+
+class KeepStudentOutputs(ClearOutput):
+    """With `RunNothing`: every cell keeps the outputs the student's notebook came with (the plots you
+    grade by hand are the student's own, drawn in the student's kernel), except the test cells."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+            return super().preprocess_cell(cell, resources, cell_index)
+        return cell, resources
 
 
 class KeepSkippedOutputs(ClearOutput):

@@ -223,6 +223,12 @@ def engine_class(tmp_path_factory) -> dict:
     attack = type("Attack", (), {"replaces": "Attention", "code": forgery.CLOSE_AND_CONSTANTS.strip("\n"),
                                  "notebook": name, "name": "issue 18"})
     submit(root, name, "attack", nbgrader_mutant(filled, attack))
+    # red team 3: code that would rewrite a classmate's submission from nbgrader's kernel
+    victim = root / "submitted" / "solution" / name / f"{name}.ipynb"
+    code = f"import pathlib\npathlib.Path({str(victim)!r}).write_text('{{}}')"
+    saboteur = type("Saboteur", (), {"replaces": "Attention", "notebook": name, "name": "saboteur",
+                                     "code": code})
+    submit(root, name, "saboteur", nbgrader_mutant(filled, saboteur))
     (otter / "attack.ipynb").write_bytes(forgery.attack_notebook(
         {"base": "solution", "replaces": "Attention", "cells": [forgery.CLOSE_AND_CONSTANTS]}))
     engine = subprocess.run([sys.executable, "-m", "course", "nbgrader", name, "--course-dir", str(root),
@@ -230,7 +236,7 @@ def engine_class(tmp_path_factory) -> dict:
                             timeout=1800)
     export = scratch / "grades.csv"
     exported = nbgrader(root, "export", "--to", str(export), env=env)
-    return {"root": root, "engine": engine, "exported": exported, "honest": list(honest),
+    return {"root": root, "engine": engine, "exported": exported, "honest": list(honest), "victim": victim,
             "rows": read_export(export) if export.exists() else {},
             "course": grade_folder(name, otter, scratch / "course-grade", workers=2)}
 
@@ -243,7 +249,7 @@ def _exported(data: dict, student: str) -> dict:
 def test_the_one_command_runs_autograde_then_writes_the_gradebook(engine_class):
     r = engine_class["engine"]
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    assert "gradebook: the automatic scores of 6 submission(s)" in r.stdout
+    assert "gradebook: the automatic scores of 7 submission(s)" in r.stdout
     assert "Autograding" in r.stderr or "autograde" in r.stderr.lower()      # nbgrader's own log came through
     assert engine_class["exported"].returncode == 0, engine_class["exported"].stderr[-3000:]
 
@@ -267,6 +273,21 @@ def test_the_attack_scores_what_its_content_deserves_under_nbgrader(engine_class
     assert engine_class["course"]["attack"]["grading_status"].startswith("tampering detected")
     assert sum(_exported(engine_class, "attack").values()) == 0.0
     assert "attack: 0 / 13 automatic points" in engine_class["engine"].stdout
+
+
+def test_no_students_code_runs_in_nbgraders_kernel(engine_class):
+    """Red team 3: autograde ran the student's code unsandboxed, as the instructor, in the course
+    folder (a copier read source/ into its own submission: 13/13; a saboteur blanked a classmate's;
+    a daemon rewrote gradebook.db). Now the course's autograde runs none of it: the classmate's
+    submission is as submitted and keeps full marks, and the test cells say where their scores come from."""
+    assert nbformat.read(engine_class["victim"], as_version=4).cells       # not overwritten
+    assert _exported(engine_class, "solution") == {q.name: q.max_points for q in _auto(ENGINE_NB)}
+    folder = engine_class["root"] / "autograded" / "saboteur" / ENGINE_NB
+    graded = nbformat.read(folder / f"{ENGINE_NB}.ipynb", as_version=4)
+    tests = [c for c in graded.cells if c.metadata.get("nbgrader", {}).get("grade")
+             and not c.metadata["nbgrader"].get("solution") and c.cell_type == "code"]
+    assert tests and all(c.outputs and c.outputs[0].get("ename") == "NotRun" for c in tests)
+    assert sum(_exported(engine_class, "saboteur").values()) < 13
 
 
 def test_released_text_is_what_generate_assignment_leaves_and_otter_form_keeps_the_answers():
