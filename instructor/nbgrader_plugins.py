@@ -30,11 +30,10 @@ from __future__ import annotations
 import csv
 import re
 
-from nbconvert.preprocessors import Preprocessor
 from nbformat.v4 import new_output
 from nbgrader.api import MissingEntry
 from nbgrader.plugins import CsvExportPlugin
-from nbgrader.preprocessors import ClearOutput, Execute, OverwriteCells
+from nbgrader.preprocessors import ClearOutput, Execute, NbGraderPreprocessor, OverwriteCells
 
 SKIPPED = "-skipped"
 
@@ -69,8 +68,10 @@ NOT_RUN = ("not run in nbgrader's kernel: `course nbgrader` grades this notebook
            "engine and writes this cell's score")
 
 
-class RunNothing(Preprocessor):
-    """Autograde without running the student's code (see the module's docstring)."""
+class RunNothing(NbGraderPreprocessor):
+    """Autograde without running the student's code (see the module's docstring). An nbgrader
+    preprocessor: nbconvert's own are disabled unless configured, which would leave the test cells
+    without outputs, and nbgrader scores a test cell without an error as passed."""
 
     def preprocess_cell(self, cell, resources, index):
         meta = cell.get("metadata", {}).get("nbgrader", {})
