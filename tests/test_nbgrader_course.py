@@ -154,20 +154,32 @@ def test_committed_course_directory_is_up_to_date():
     assert (NBGRADER / "nbgrader_plugins.py").read_bytes() == plugins
 
 
-def test_config_loads_and_plugs_in_the_course(tmp_path):
+def _load_config(folder: Path):
     from traitlets.config.loader import PyFileConfigLoader
 
-    (tmp_path / "nbgrader_config.py").write_text(course_files([])["nbgrader_config.py"].decode())
-    (tmp_path / "nbgrader_plugins.py").write_bytes(course_files([])["nbgrader_plugins.py"])
+    (folder / "nbgrader_config.py").write_text(course_files([])["nbgrader_config.py"].decode())
+    (folder / "nbgrader_plugins.py").write_bytes(course_files([])["nbgrader_plugins.py"])
     try:
-        config = PyFileConfigLoader("nbgrader_config.py", path=str(tmp_path)).load_config()
+        return PyFileConfigLoader("nbgrader_config.py", path=str(folder)).load_config()
     finally:
-        sys.path[:] = [p for p in sys.path if Path(p).resolve() != tmp_path.resolve()]
+        sys.path[:] = [p for p in sys.path if Path(p).resolve() != folder.resolve()]
         sys.modules.pop("nbgrader_plugins", None)
+
+
+def test_config_loads_and_plugs_in_the_course(tmp_path, monkeypatch):
+    """Autograde runs none of the student's code (the scores come from `course nbgrader`); only the
+    comparison benchmark asks for stock, in-kernel autograde."""
+    monkeypatch.delenv("COURSE_NBGRADER_KERNEL", raising=False)
+    config = _load_config(tmp_path)
     assert config.ClearSolutions.code_stub == {"python": ""}
     assert config.ExportApp.plugin_class.__name__ == "QuestionCsvExport"
-    assert config.Autograde.autograde_preprocessors[0].__name__ == "SkipUngraded"
+    assert config.Autograde.autograde_preprocessors[0].__name__ == "RunNothing"
+    assert config.Autograde.sanitize_preprocessors[0].__name__ == "KeepStudentOutputs"
     assert config.Execute.timeout == 120
+    monkeypatch.setenv("COURSE_NBGRADER_KERNEL", "1")
+    config = _load_config(tmp_path)
+    assert config.Autograde.autograde_preprocessors[0].__name__ == "SkipUngraded"
+    assert config.Autograde.sanitize_preprocessors[0].__name__ == "KeepSkippedOutputs"
 
 
 def test_a_test_cell_marked_skipped_still_runs():
