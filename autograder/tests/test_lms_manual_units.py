@@ -655,21 +655,27 @@ def test_a_regrade_gives_the_ledgers_hand_grades_back_by_content(tmp_path):
     assert manual.reapply(out)[0].startswith("kept 3 hand grades of 3 students and 1 comments (")
 
 
-def test_a_wrong_week_upload_is_held_not_exported(tmp_path):
+def _export_beside_alice(tmp_path, other: report.Result) -> tuple[Path, list[str], dict]:
+    """Alice (ok, 2 points) and ``other`` graded into an output folder and exported to Canvas:
+    (the folder, the lines printed, the grades imported)."""
     asg = assignment.load(str(hostile.FIXTURE))
-    wrong = "weekwrong_55555_4_03_attention.ipynb"
     results = [report.Result(file="alicesmith_10101_20001_00_toy.ipynb", stem="a", status="ok",
-                             question_points={"q1": 2.0}),
-               report.Result(file=wrong, stem="w", status="wrong notebook: this is 03_attention, not 00_toy",
-                             question_points={"q1": 0.0})]
+                             question_points={"q1": 2.0}), other]
     out = tmp_path / "out"
     out.mkdir()
     report.write_all(out, asg, results, {"workers": 1, "mode": "weak"})
     book = tmp_path / "gradebook.csv"
     book.write_bytes(lms_samples.canvas_gradebook(lms_samples.STUDENTS))
     lines = lms.export(out, book)
-    got = lms_samples.canvas_import((out / "canvas_import.csv").read_bytes())
-    assert got["grades"] == {("10101", "4700"): "2"}
+    return out, lines, lms_samples.canvas_import((out / "canvas_import.csv").read_bytes())["grades"]
+
+
+def test_a_wrong_week_upload_is_held_not_exported(tmp_path):
+    wrong = "weekwrong_55555_4_03_attention.ipynb"
+    out, lines, grades = _export_beside_alice(tmp_path, report.Result(
+        file=wrong, stem="w", status="wrong notebook: this is 03_attention, not 00_toy",
+        question_points={"q1": 0.0}))
+    assert grades == {("10101", "4700"): "2"}
     assert lines[-2].startswith("HELD: 1 students") and lines[-1] == \
         f"  canvas id 55555: {wrong} (another week's notebook, not run)"
     assert "HELD: another week's notebook (1)" in (out / "report.html").read_text()
@@ -681,20 +687,11 @@ def test_a_wrong_week_upload_is_held_not_exported(tmp_path):
 def test_a_row_with_flagged_code_is_held_not_exported(tmp_path):
     """Red team F2: a total the rules flagged waits for a person on every platform (the Gradescope
     zip holds it too): the gradebook cell stays as it is and the terminal says why."""
-    asg = assignment.load(str(hostile.FIXTURE))
     flagged = "bobjones_10202_20002_00_toy.ipynb"
-    results = [report.Result(file="alicesmith_10101_20001_00_toy.ipynb", stem="a", status="ok",
-                             question_points={"q1": 2.0}),
-               report.Result(file=flagged, stem="b", status="suspicious code: scaled_dot_product_attention",
-                             question_points={"q1": 2.0})]
-    out = tmp_path / "out"
-    out.mkdir()
-    report.write_all(out, asg, results, {"workers": 1, "mode": "weak"})
-    book = tmp_path / "gradebook.csv"
-    book.write_bytes(lms_samples.canvas_gradebook(lms_samples.STUDENTS))
-    lines = lms.export(out, book)
-    got = lms_samples.canvas_import((out / "canvas_import.csv").read_bytes())
-    assert got["grades"] == {("10101", "4700"): "2"}
+    _, lines, grades = _export_beside_alice(tmp_path, report.Result(
+        file=flagged, stem="b", status="suspicious code: scaled_dot_product_attention",
+        question_points={"q1": 2.0}))
+    assert grades == {("10101", "4700"): "2"}
     assert lines[-2].startswith("HELD: 1 students") and \
         lines[-1] == f"  canvas id 10202: {flagged} (suspicious code: read it first)", lines
 
