@@ -110,18 +110,13 @@ def results_json(asg, r, mode: str, visibility: str = "after_published", notes: 
     if r.status != "ok":
         output.insert(0, f"Grading note: {r.status}")
     score = _num(r.total)
-    if is_held(r.status):
+    if report.is_flagged(r.status):
         # Gradescope publishes the total to the student and the gradebook at once: no one reviews the
         # flag first, as `course grade`'s report asks. So the total waits for the instructor.
         output.insert(0, held_text(score, sum(_num(q.max_points) for q in asg.auto)))
         extra["held_points"] = score
         score = 0.0
     return {"score": score, "output": "\n\n".join(output), "tests": tests, "extra_data": extra}
-
-
-def is_held(status: str) -> bool:
-    """A row whose points a person must confirm before they count (the rules found code they do not allow)."""
-    return status.startswith("suspicious code")
 
 
 def held_text(points: float, out_of: float) -> str:

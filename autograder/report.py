@@ -34,6 +34,12 @@ def is_wrong_notebook(status: str) -> bool:
     return status.startswith(WRONG_NOTEBOOK + ":")
 
 
+def is_flagged(status: str) -> bool:
+    """A row whose points a person must confirm before they count anywhere (the rules found code
+    they do not allow): held from the gradebook import and from the Gradescope total."""
+    return status.startswith("suspicious code")
+
+
 def grades_csv(assignment: Assignment, results: list[Result]) -> str:
     """Otter's columns, then ``id`` (from Canvas and Moodle names), ``manual_points_earned`` (the
     manual columns' sum once all are filled in; 0.0 when there are none) and ``final_points_earned``

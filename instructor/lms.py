@@ -49,7 +49,7 @@ from typing import Any
 
 from autograder.csvcells import CsvRowError, cell_text, csv_text, read_spreadsheet, read_table
 from autograder.inputs import MAX_STUDENT_NOTEBOOKS, lms_id
-from autograder.report import is_wrong_notebook
+from autograder.report import is_flagged, is_wrong_notebook
 
 from . import handback
 
@@ -59,7 +59,6 @@ NON_ASSIGNMENT = re.compile(r"Current Score|Current Points|Current Grade|Final S
 SPECIAL_ROW = re.compile(r"^\s*(Muted|Manual Posting.*)?\s*$", re.IGNORECASE)
 PARTICIPANT = re.compile(r"(\d+)\s*$")
 NOT_GRADED = "not graded"               # the status of a row over the per-student cap (inputs)
-FLAGGED = "suspicious code"              # the rules found code they do not allow: a person reads it
 FEEDBACK_COMMENTS = "Feedback comments"   # Moodle's worksheet column of the comments feedback plugin
 
 
@@ -201,7 +200,7 @@ def graded_rows(out: Path, table: list[list[str]] | None = None
         if is_wrong_notebook(status):
             wrong[found].append(file)
             continue
-        if status.startswith(FLAGGED):
+        if is_flagged(status):
             flagged[found].append(file)
             continue
         if status != "ok":
