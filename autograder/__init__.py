@@ -1,5 +1,5 @@
 """The course's batch grading engine (``course grade``) and its autograder material: the tests of each
-notebook (``NN_name/``), their mutants (``mutations/``) and degenerate answers (``degenerate/``).
+notebook, their mutants and degenerate answers (``assignments/NN_name/``).
 
 Modules, one job each:
 

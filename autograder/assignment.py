@@ -2,9 +2,9 @@
 
 Layout (written by ``course build``)::
 
-    autograder/NN_name/assignment.json
+    autograder/assignments/NN_name/assignment.json
         {"name": ..., "questions": [{"name": "q1", "points": 2, "manual": false}, ...]}
-    autograder/NN_name/tests/q1.py
+    autograder/assignments/NN_name/tests/q1.py
         Otter exception-based test file (public and hidden cases)
 
 The test files are read here, in the grader (they are trusted instructor material), the way Otter's
@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 PACKAGE_DIR = Path(__file__).resolve().parent
+# each notebook's grading material: tests, mutants and degenerate answers, one folder a notebook
+ASSIGNMENTS = PACKAGE_DIR / "assignments"
 IMPORT_LINE = re.compile(r"^from otter\.test_files import test_case\s*$", re.MULTILINE)
 
 
@@ -130,8 +132,9 @@ def read_test_file(question: str, source: str, path: Path | str = "<test>") -> t
     return cases, bool(env.get("all_or_nothing", False))
 
 
-def resolve(name_or_path: str, base: Path = PACKAGE_DIR) -> Path:
-    """``NN_name`` -> ``autograder/NN_name``; a folder holding ``assignment.json`` is taken as it is."""
+def resolve(name_or_path: str, base: Path = ASSIGNMENTS) -> Path:
+    """``NN_name`` -> ``autograder/assignments/NN_name``; a folder holding ``assignment.json`` is taken
+    as it is."""
     p = Path(name_or_path)
     if (p / "assignment.json").is_file():
         return p.resolve()

@@ -7,7 +7,7 @@ input echoed back, fresh random numbers of the right shape, tensors without valu
 look only at shapes (its question's *cap*); every point above the cap must be earned by an answer
 that depends on its inputs and parameters the way the exercise asks.
 
-Each notebook has a spec, autograder/degenerate/NN_name.py, beside its tests. It defines
+Each notebook has a spec, autograder/assignments/NN_name/degenerate.py, beside its tests. It defines
 ``QUESTIONS``: for every auto-graded question, either a :class:`Question` (the name whose cell is
 replaced, the cap and what the cap keeps, and the degenerate answers) or a string saying why the
 question has none (a number worked out by hand, say, whose right value *is* the answer).
@@ -37,9 +37,7 @@ from pathlib import Path
 import nbformat
 
 from . import mutants
-
-HERE = Path(__file__).resolve().parent
-SPECS = HERE / "degenerate"
+from .assignment import ASSIGNMENTS
 
 # How each kind fakes a result: (any output, an output whose rows should be probabilities).
 # ``like`` gives the dtype and device; ``shape`` is a tuple.
@@ -103,7 +101,7 @@ class Degenerate:
 
 
 def load_spec(notebook: str) -> dict[str, Question | str]:
-    path = SPECS / f"{notebook}.py"
+    path = ASSIGNMENTS / notebook / "degenerate.py"
     if not path.exists():
         return {}
     spec = runpy.run_path(str(path), init_globals={"Question": Question})
@@ -174,7 +172,7 @@ def write_submissions(notebook: str, out: Path) -> dict[str, Degenerate]:
 
 def auto_questions(notebook: str) -> list[str]:
     import json
-    info = json.loads((HERE / notebook / "assignment.json").read_text())
+    info = json.loads((ASSIGNMENTS / notebook / "assignment.json").read_text())
     return [q["name"] for q in info["questions"] if not q["manual"]]
 
 

@@ -44,7 +44,7 @@ def parser(prog: str = "python -m autograder") -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=prog, description="Grade submissions of one assignment.")
     p.add_argument("submissions", nargs="+", metavar="SUBMISSION",
                    help=".ipynb files, folders of them, or .zip files (LMS bulk downloads)")
-    p.add_argument("--assignment", required=True, help="NN_name (autograder/NN_name) or a folder")
+    p.add_argument("--assignment", required=True, help="NN_name (autograder/assignments/NN_name) or a folder")
     p.add_argument("--out", required=True, type=Path, help="output folder")
     p.add_argument("--workers", type=int, default=max(1, min(4, os.cpu_count() or 1)),
                    help="submissions graded at once (default: cores, at most 4)")

@@ -9,7 +9,7 @@ Gradescope's format from that verdict. Otter is not on the grading path: it stay
 
 ``course build`` (:func:`instructor.build.complete_autograder_zip`) puts the engine at
 ``/autograder/source/engine``: ``autograder/*.py``, this week's grading material
-(``autograder/NN_name/``: ``assignment.json``, the tests, the blank notebook), the ``course``
+(``autograder/assignments/NN_name/``: ``assignment.json``, the tests, the blank notebook), the ``course``
 package as this week's release ships it, the stories text for the notebooks that train on it, and
 ``gradescope.json`` (the assignment's name and the visibility of the per-question results).
 

@@ -39,7 +39,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 
 from . import notebook_info
-from .assignment import PACKAGE_DIR, Assignment
+from .assignment import ASSIGNMENTS, PACKAGE_DIR, Assignment
 from .csvcells import csv_text, file_key, text_cell
 from .inputs import lms_id
 from .results import Result, num, student_id
@@ -117,7 +117,7 @@ def answer_templates(blank: dict | None, asg: Assignment) -> list[str]:
 def known_notebooks(asg: Assignment) -> dict[str, str]:
     """The course's notebooks by their two-digit prefix (``02`` -> ``02_with_position``)."""
     known: dict[str, str] = {}
-    for folder in {PACKAGE_DIR, asg.folder.parent}:
+    for folder in {ASSIGNMENTS, asg.folder.parent}:
         for p in sorted(folder.glob("[0-9][0-9]_*/assignment.json")):
             known.setdefault(p.parent.name[:2], p.parent.name)
     known[asg.name[:2]] = asg.name

@@ -1,6 +1,6 @@
 """Mutants: deliberately wrong answers (and alternative right ones) that keep the tests honest.
 
-A mutant file autograder/mutations/NN_name/<name>.py starts with a header, then code:
+A mutant file autograder/assignments/NN_name/mutants/<name>.py starts with a header, then code:
 
     # question: q3
     # expect: fail                (or: pass)
@@ -25,8 +25,9 @@ from pathlib import Path
 
 import nbformat
 
+from .assignment import ASSIGNMENTS
+
 HERE = Path(__file__).resolve().parent
-MUTATIONS = HERE / "mutations"
 BUILD = HERE / "build"
 
 
@@ -52,12 +53,12 @@ def read_mutant(path: Path) -> Mutant:
     missing = {"question", "expect", "replaces"} - header.keys()
     if missing or header["expect"] not in ("pass", "fail"):
         raise ValueError(f"{path}: the header needs question, expect (pass/fail) and replaces")
-    return Mutant(path.parent.name, path.stem, header["question"], header["expect"],
+    return Mutant(path.parent.parent.name, path.stem, header["question"], header["expect"],
                   header["replaces"], header.get("why", ""), "\n".join(body).strip() + "\n")
 
 
 def load_mutants(notebook: str) -> list[Mutant]:
-    return [read_mutant(p) for p in sorted((MUTATIONS / notebook).glob("*.py"))]
+    return [read_mutant(p) for p in sorted((ASSIGNMENTS / notebook / "mutants").glob("*.py"))]
 
 
 def defines(source: str) -> set[str]:
@@ -122,7 +123,7 @@ def failed_tests(results: Path, stem: str) -> list[str]:
 
 def lost_questions(notebook: str, row: dict) -> list[str]:
     """The auto-graded questions in which a grades.csv row has less than full marks."""
-    info = json.loads((HERE / notebook / "assignment.json").read_text())
+    info = json.loads((ASSIGNMENTS / notebook / "assignment.json").read_text())
     return sorted(q["name"] for q in info["questions"]
                   if not q["manual"] and float(row[q["name"]] or 0) < float(q["points"]) - 1e-9)
 

@@ -43,7 +43,8 @@ def find_assignment(name: str | None, tmp: Path) -> tuple[str, Path, Path, Path]
     for n in names:
         sol, zip_, blank = build / f"{n}-solution.ipynb", build / f"{n}-autograder.zip", \
             REPO / "notebooks" / f"{n}.ipynb"
-        if sol.exists() and zip_.exists() and blank.exists() and (REPO / "autograder" / n).is_dir():
+        material = REPO / "autograder" / "assignments" / n
+        if sol.exists() and zip_.exists() and blank.exists() and material.is_dir():
             return n, sol, blank, zip_
     if name and name != "00_toy":
         raise SystemExit(f"assignment {name} is not built (run `course build`)")

@@ -18,8 +18,8 @@ Gradescope's defaults are 0.5 vCPU, 768 MB and 10 minutes; this machine is not t
 With ``--degenerate`` it grades every degenerate answer of the notebooks (:mod:`autograder.degenerate`)
 through the zip instead and prints each one's points against its cap; exit status 1 if any keeps
 more (tests/test_gradescope_zip.py runs a sample of them). With ``--parity`` it grades the solution,
-the blank and every mutant (autograder/mutations/) through the zip and through ``course grade``
-and prints every submission whose points differ on any question; exit status 1 if one does.
+the blank and every mutant (autograder/assignments/NN_name/mutants/) through the zip and through
+``course grade`` and prints every submission whose points differ on any question; exit status 1 if one does.
 """
 from __future__ import annotations
 

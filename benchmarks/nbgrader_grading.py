@@ -4,7 +4,8 @@
 
 Builds a scratch copy of the nbgrader course directory (instructor/nbgrader_course.py), runs
 `nbgrader generate_assignment` and `nbgrader validate` (on the released, blank notebook) for each
-notebook, submits the solution, the blank and mutants (autograder/mutations/: `--mutants` wrong
+notebook, submits the solution, the blank and mutants (autograder/assignments/NN_name/mutants/:
+`--mutants` wrong
 answers spread over the questions and one alternative right answer) as nbgrader students,
 runs `nbgrader autograde` once per notebook and `nbgrader export` once; then grades the same answers
 in Otter's form with `course grade --workers 1` and `--workers 2`. It prints, per notebook and

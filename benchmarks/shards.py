@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> dict:
 
 def measure_cache(name: str, sol: Path, blank: Path, n: int, tmp: Path) -> dict:
     asg = tmp / name
-    shutil.copytree(REPO / "autograder" / name, asg)
+    shutil.copytree(REPO / "autograder" / "assignments" / name, asg)
     subs = tmp / "cache-class"
     cache_class(sol, blank, n, subs)
     common = ["--assignment", str(asg), "--workers", "2", "--no-progress", "--no-similarity"]

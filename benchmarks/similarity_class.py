@@ -35,7 +35,7 @@ Q3_PRINT = ('print("causal=True: identical at", causal_same, "  causal=False: id
 def _ok(name: str) -> str:
     """An alternative correct answer of the mutation suite (its code, without the header lines; as
     autograder.mutants.read_mutant reads it, without importing nbformat)."""
-    lines = (ROOT / "autograder" / "mutations" / NAME / f"{name}.py").read_text().splitlines()
+    lines = (ROOT / "autograder" / "assignments" / NAME / "mutants" / f"{name}.py").read_text().splitlines()
     while lines and re.match(r"# (question|expect|replaces|why):", lines[0]):
         lines.pop(0)
     return "\n".join(lines).strip() + "\n"

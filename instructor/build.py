@@ -9,8 +9,8 @@ For every master, in order:
 2. Run `otter assign` on a copy, then place its output:
      notebooks/NN_name.ipynb            the student notebook
      notebooks/tests/NN_name/qN.py      public tests (what grader.check runs)
-     autograder/NN_name/tests/qN.py     public and hidden tests
-     autograder/NN_name/assignment.json questions and points
+     autograder/assignments/NN_name/tests/qN.py      public and hidden tests
+     autograder/assignments/NN_name/assignment.json  questions and points
      nbgrader/                          the same course as an nbgrader course directory
                                         (instructor/nbgrader_course.py)
      autograder/build/                  (git-ignored) otter's autograder zip, completed so that
@@ -57,6 +57,7 @@ from .nbgrader_course import build_nbgrader
 NOTEBOOKS = ROOT / "notebooks"
 AUTOGRADER = ROOT / "autograder"
 BUILD = AUTOGRADER / "build"
+ASSIGNMENTS = AUTOGRADER / "assignments"
 
 # Notebooks that define names of their own which clash with the page's (09 follows the chapter,
 # whose Block(cfg) is not the page's Block(dim, heads, causal)): their given-earlier cell makes the
@@ -351,13 +352,13 @@ def assign(name: str) -> list[str]:
         if write_if_changed(student, NOTEBOOKS / f"{name}.ipynb"):
             changed.append(f"notebooks/{name}.ipynb")
         for src, dst in [(dist / "student" / "tests", NOTEBOOKS / "tests" / name),
-                         (dist / "autograder" / "tests", AUTOGRADER / name / "tests")]:
+                         (dist / "autograder" / "tests", ASSIGNMENTS / name / "tests")]:
             before = {p.name: p.read_bytes() for p in dst.glob("*.py")} if dst.exists() else {}
             _replace_dir(src, dst)
             if before != {p.name: p.read_bytes() for p in dst.glob("*.py")}:
                 changed.append(str(dst.relative_to(ROOT)))
         info = {"name": name, "questions": questions(read_master(name))}
-        info_path = AUTOGRADER / name / "assignment.json"
+        info_path = ASSIGNMENTS / name / "assignment.json"
         text = json.dumps(info, indent=1) + "\n"
         if not info_path.exists() or info_path.read_text() != text:
             info_path.write_text(text)
@@ -427,13 +428,13 @@ def engine_files(name: str) -> list[tuple[Path, str]]:
     (to recognise another week's notebook), the `course` package as this
     week's release ships it, and the stories text for the notebooks that train on it."""
     files = [(p, f"engine/autograder/{p.name}") for p in sorted(AUTOGRADER.glob("*.py"))]
-    material = AUTOGRADER / name
-    files += [(p, f"engine/autograder/{name}/{p.relative_to(material).as_posix()}")
-              for p in sorted(material.rglob("*")) if p.is_file() and "__pycache__" not in p.parts]
-    files.append((NOTEBOOKS / f"{name}.ipynb", f"engine/autograder/{name}/{name}.ipynb"))
+    material = ASSIGNMENTS / name       # tests and questions only: the grader's own answers stay here
+    files += [(p, f"engine/autograder/assignments/{name}/{p.relative_to(material).as_posix()}")
+              for p in [material / "assignment.json", *sorted((material / "tests").glob("*.py"))]]
+    files.append((NOTEBOOKS / f"{name}.ipynb", f"engine/autograder/assignments/{name}/{name}.ipynb"))
     # the other weeks' names and points only: how another week's notebook is recognised and refused
-    files += [(p, f"engine/autograder/{p.parent.name}/assignment.json")
-              for p in sorted(AUTOGRADER.glob("[0-9][0-9]_*/assignment.json")) if p.parent.name != name]
+    files += [(p, f"engine/autograder/assignments/{p.parent.name}/assignment.json")
+              for p in sorted(ASSIGNMENTS.glob("[0-9][0-9]_*/assignment.json")) if p.parent.name != name]
     package = ROOT / "course"
     for path in release.package_files(NAMES[:NAMES.index(name) + 1] if name in NAMES else [name]):
         files.append((path, f"engine/course/{path.relative_to(package).as_posix()}"))

@@ -67,12 +67,15 @@ def test_zip_carries_the_engine_the_cpu_torch_pins_and_no_otter_grading(autograd
     assert {n for n in names if n.startswith("engine/course/")} == package    # the student package only
     assert "engine/course/__main__.py" not in names
     assert {"engine/autograder/judge.py", "engine/autograder/gradescope.py", "engine/autograder/sandbox.py",
-            f"engine/autograder/{NAME}/assignment.json", f"engine/autograder/{NAME}/tests/q1.py",
-            f"engine/autograder/{NAME}/{NAME}.ipynb"} <= names
+            f"engine/autograder/assignments/{NAME}/assignment.json",
+            f"engine/autograder/assignments/{NAME}/tests/q1.py",
+            f"engine/autograder/assignments/{NAME}/{NAME}.ipynb"} <= names
+    material = [n for n in names if n.startswith("engine/autograder/assignments/")]
+    assert not any("/mutants/" in n or n.endswith("/degenerate.py") for n in material), "the grader's answers"
     assert not any(n.startswith(("tests/", "files/")) for n in names), "Otter's copy of the tests"
     assert "run_otter.py" not in names and "otter" not in run.split("mamba activate otter-env")[-1]
     assert not any("solution" in n.lower() and n.endswith(".ipynb") for n in names)
-    others = {n for n in names if n.startswith("engine/autograder/") and n.count("/") > 2
+    others = {n for n in names if n.startswith("engine/autograder/assignments/") and n.count("/") > 3
               and f"/{NAME}/" not in n}
     assert others and all(n.endswith("/assignment.json") for n in others), "another week's tests"
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
@@ -168,7 +171,7 @@ def test_per_question_results_shown_after_publication_with_hints_but_no_hidden_c
     hidden = [c for c in cases if c.hidden]
     assert hidden and all(f"hidden test {c.name} " in q1 for c in hidden)
     assert "Hint: For random sizes" in q1 and "Is the softmax over the last index (j)?" in q1
-    source = (build.AUTOGRADER / NAME / "tests" / "q1.py").read_text()
+    source = (build.ASSIGNMENTS / NAME / "tests" / "q1.py").read_text()
     for r in (graded["blank"], graded["copied"]):
         assert "def test_" not in r["output"] and all("def test_" not in t["output"] for t in r["tests"])
     for t in graded["blank"]["tests"]:
@@ -199,7 +202,8 @@ def test_the_seccomp_filter_refuses_namespaces_for_real():
 
 
 def test_degenerate_answers_stay_under_their_caps_through_the_zip(autograder_zip, tmp_path):
-    """A sample of autograder/degenerate/'s answers (uniform weights on q1, no mixing on q5),
+    """A sample of the degenerate answers (autograder/assignments/NN_name/degenerate.py: uniform weights
+    on q1, no mixing on q5),
     graded through the zip: at most their caps, and exactly `course grade`'s points."""
     from autograder import degenerate
     wanted = {("q1", "uniform"), ("q5", "no_mixing")}

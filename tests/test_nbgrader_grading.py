@@ -2,7 +2,7 @@
 
 One scratch course for every master: `nbgrader generate_assignment` for each notebook, `nbgrader
 validate` on each released (blank) notebook, then for each notebook the solution, the blank and
-mutants (autograder/mutations/) submitted as students would, `nbgrader autograde` once per
+mutants (autograder/assignments/NN_name/mutants/) submitted as students would, `nbgrader autograde` once per
 notebook and `nbgrader export` once. The same answers, in Otter's form, go through `course grade`;
 the points of every question must come out the same. Slow (minutes): marked `slow`.
 """

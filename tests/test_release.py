@@ -62,7 +62,7 @@ def _answer_lines(name: str) -> set[str]:
 def _test_lines(name: str) -> tuple[set[str], set[str]]:
     """The lines of the notebook's hidden test cases and of its public ones."""
     hidden, public = set(), set()
-    for path in sorted((ROOT / "autograder" / name / "tests").glob("*.py")):
+    for path in sorted((ROOT / "autograder" / "assignments" / name / "tests").glob("*.py")):
         test_file = ExceptionTestFile.from_file(str(path))
         for case in test_file.test_cases:
             body = {line for line in _lines(inspect.getsource(case.body.test_func))

@@ -83,7 +83,7 @@ def test_attacks_are_not_reported_ok(batch):
 
 def test_hidden_test_code_never_reaches_the_student_side(batch):
     hidden_lines = set()
-    for path in (REPO / "autograder" / forgery.NAME / "tests").glob("*.py"):
+    for path in (REPO / "autograder" / "assignments" / forgery.NAME / "tests").glob("*.py"):
         for line in path.read_text().splitlines():
             line = line.strip()
             if line.startswith(("assert ", "w_ref", "for L, d")) and len(line) > 25:

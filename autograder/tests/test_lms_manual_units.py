@@ -83,7 +83,7 @@ def test_png_check_accepts_matplotlib_and_refuses_the_rest():
 
 def _info(nb: dict, name: str) -> dict:
     return notebook_info.inspect(json.dumps(nb).encode(), [],
-                                 given=assignment.template_code(name, REPO / "autograder" / name) or [])
+                                 given=assignment.template_code(name, assignment.ASSIGNMENTS / name) or [])
 
 
 def _known():
