@@ -26,6 +26,8 @@ import torch
 
 from course import handles, wire
 
+from .checks import hints
+
 MESSAGE_CAP = 4000
 GRACE = 3.0
 
@@ -197,7 +199,7 @@ def run_tests(t: PipeTransport, tests: list[dict], case_timeout: float, report: 
             case.func(**kwargs)
             passed, message = True, "Test case passed"
         except Exception as exc:
-            message = _failure(exc, filename, lines, q)
+            message = hints.judge_message(exc, _failure(exc, filename, lines, q))
             if missing:
                 message += ("\n(not defined in the notebook: " + ", ".join(missing)
                             + " -- was its cell deleted or not run?)")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from . import inputs
 from .assignment import Assignment
+from .checks.hints import hint_of
 from .csvcells import clean
 from .job import Job
 from .results import CaseResult, Result
@@ -56,7 +57,8 @@ def result(job: Job, asg: Assignment, memory: float) -> Result:
             shown, detail = message, ""
             if c.hidden:
                 detail = message
-                shown = "passed" if passed else (c.failure_message or "A hidden test failed.")
+                shown = "passed" if passed else (
+                    hint_of(message) or c.failure_message or "A hidden test failed.")
             elif passed and c.success_message:
                 shown = c.success_message
             res.cases.append(CaseResult(question=q.name, name=c.name, points=c.points if passed else 0.0,

@@ -39,7 +39,7 @@ import yaml
 from autograder import gradescope
 
 from . import masters as masters_  # masters.SOLUTIONS, looked up when used
-from . import publish, release
+from . import publish, release, test_files
 from .masters import (
     NAMES,
     ROOT,
@@ -354,6 +354,8 @@ def assign(name: str) -> list[str]:
         for src, dst in [(dist / "student" / "tests", NOTEBOOKS / "tests" / name),
                          (dist / "autograder" / "tests", ASSIGNMENTS / name / "tests")]:
             before = {p.name: p.read_bytes() for p in dst.glob("*.py")} if dst.exists() else {}
+            if dst.is_relative_to(ASSIGNMENTS):                   # the grader's copy: linted
+                test_files.rewrite_folder(src, read_master(name))     # as the masters wrote it
             _replace_dir(src, dst)
             if before != {p.name: p.read_bytes() for p in dst.glob("*.py")}:
                 changed.append(str(dst.relative_to(ROOT)))
@@ -423,11 +425,13 @@ python -m autograder.gradescope /autograder
 
 
 def engine_files(name: str) -> list[tuple[Path, str]]:
-    """(file here, name in the zip) of the grading engine for `name`: autograder/*.py, this week's
+    """(file here, name in the zip) of the grading engine for `name`: autograder/*.py and the checks
+    library autograder/checks/, this week's
     grading material (assignment.json, tests, the blank notebook), the other weeks' assignment.json
     (to recognise another week's notebook), the `course` package as this
     week's release ships it, and the stories text for the notebooks that train on it."""
     files = [(p, f"engine/autograder/{p.name}") for p in sorted(AUTOGRADER.glob("*.py"))]
+    files += [(p, f"engine/autograder/checks/{p.name}") for p in sorted((AUTOGRADER / "checks").glob("*.py"))]
     material = ASSIGNMENTS / name       # tests and questions only: the grader's own answers stay here
     files += [(p, f"engine/autograder/assignments/{name}/{p.relative_to(material).as_posix()}")
               for p in [material / "assignment.json", *sorted((material / "tests").glob("*.py"))]]

@@ -5,22 +5,28 @@ OK_FORMAT = False
 name = "q3"
 points = 1
 
-@test_case(points=0, hidden=False, 
-    failure_message="causal_same and noncausal_same should be lists of positions (0 to 3).")
+
+@test_case(
+    points=0, hidden=False,
+    failure_message='causal_same and noncausal_same should be lists of positions (0 to 3).')
 def test_same_positions_types(causal_same, noncausal_same):
     from course.handles import student
-    same, other = (student(causal_same), student(noncausal_same))
-    assert type(same) in (list, tuple) and type(other) in (list, tuple), 'causal_same and noncausal_same should be lists of positions, e.g. [0, 3]'
+    same, other = student(causal_same), student(noncausal_same)
+    assert type(same) in (list, tuple) and type(other) in (list, tuple), "causal_same and noncausal_same should be lists of positions, e.g. [0, 3]"
 
-@test_case(points=1, hidden=True, 
-    failure_message="Think about which sites can hear the last word: with causal=True only the last site can, with causal=False every site does.")
+
+@test_case(
+    points=1, hidden=True,
+    failure_message=(
+        'Think about which sites can hear the last word: with causal=True only the last site can, with '
+        'causal=False every site does.'))
 def test_same_positions(causal_same, noncausal_same, MyTransformer):
     import torch
     from course import Encode, vocab
     from course.handles import student, close
-    same, other = (student(causal_same), student(noncausal_same))
-    assert type(same) in (list, tuple) and type(other) in (list, tuple), 'causal_same and noncausal_same should be lists of positions'
-    same, other = (sorted((int(i) for i in same)), sorted((int(i) for i in other)))
+    same, other = student(causal_same), student(noncausal_same)
+    assert type(same) in (list, tuple) and type(other) in (list, tuple), "causal_same and noncausal_same should be lists of positions"
+    same, other = sorted(int(i) for i in same), sorted(int(i) for i in other)
 
     def computes(causal):
         """Your own MyTransformer computes: the same tokens give the same logits, other tokens other
@@ -28,18 +34,18 @@ def test_same_positions(causal_same, noncausal_same, MyTransformer):
         try:
             net = student(MyTransformer)(len(vocab), dim=32, heads=2, layers=2, causal=causal)
             shapes = net.params(values=False)
-            x, y = (Encode('the cat is alive')[None], Encode('the box is alive')[None])
+            x, y = Encode("the cat is alive")[None], Encode("the box is alive")[None]
             a = net(x)
-            if type(a) is not torch.Tensor or tuple(a.shape) != (1, 4, len(vocab)) or (not torch.isfinite(a).all()):
+            if type(a) is not torch.Tensor or tuple(a.shape) != (1, 4, len(vocab)) or not torch.isfinite(a).all():
                 return False
-            if not close(net(x), a, atol=1e-06) or close(net(y), a, atol=1e-06):
+            if not close(net(x), a, atol=1e-6) or close(net(y), a, atol=1e-6):
                 return False
-            for name in ('embed.weight', 'out.weight'):
+            for name in ("embed.weight", "out.weight"):
                 if name not in shapes:
                     return False
                 net.set_params({name: torch.randn(shapes[name].shape)})
                 b = net(x)
-                if type(b) is not torch.Tensor or close(b, a, atol=1e-06):
+                if type(b) is not torch.Tensor or close(b, a, atol=1e-6):
                     return False
                 a = b
             return True
@@ -54,11 +60,10 @@ def test_same_positions(causal_same, noncausal_same, MyTransformer):
         try:
             torch.manual_seed(0)
             net = student(MyTransformer)(len(vocab), dim=32, heads=2, layers=2, causal=causal)
-            a = net(Encode('the cat is alive')[None])[0]
-            b = net(Encode('the cat is empty')[None])[0]
+            a = net(Encode("the cat is alive")[None])[0]
+            b = net(Encode("the cat is empty")[None])[0]
             return [i for i in range(4) if torch.allclose(a[i], b[i])]
         except Exception:
             return None
-    assert same == [0, 1, 2] or same == own(True), 'with causal=True, which positions cannot hear the last word?'
-    assert other == [] or other == own(False), 'with causal=False, can any position avoid hearing the last word?'
-
+    assert same == [0, 1, 2] or same == own(True), "with causal=True, which positions cannot hear the last word?"
+    assert other == [] or other == own(False), "with causal=False, can any position avoid hearing the last word?"

@@ -5,8 +5,13 @@ OK_FORMAT = False
 name = "q9"
 points = 2
 
-@test_case(points=1, hidden=False, 
-    failure_message="StartingLoss(model, ids, targets) should be the cross entropy of model(ids) against targets, both flattened (logits.view(-1, V) and targets.view(-1), with V = logits.shape[-1]), as a Python number. (It is tried on small networks of the check's own, one neutral and one very sure of itself.)")
+
+@test_case(
+    points=1, hidden=False,
+    failure_message=(
+        'StartingLoss(model, ids, targets) should be the cross entropy of model(ids) against targets, both '
+        'flattened (logits.view(-1, V) and targets.view(-1), with V = logits.shape[-1]), as a Python number. '
+        "(It is tried on small networks of the check's own, one neutral and one very sure of itself.)"))
 def test_starting_loss(StartingLoss):
     import math
     import torch
@@ -18,7 +23,7 @@ def test_starting_loss(StartingLoss):
 
         def __init__(self, V, scale):
             super().__init__()
-            self.E, self.W = (torch.randn(V, 16), scale * torch.randn(16, V) / 4)
+            self.E, self.W = torch.randn(V, 16), scale * torch.randn(16, V) / 4
 
         def forward(self, ids):
             return self.E[ids] @ self.W
@@ -26,6 +31,7 @@ def test_starting_loss(StartingLoss):
     def loss_of(model, ids, targets):
         logits = model(ids).double()
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)).item()
+
     from course.handles import number
     StartingLoss = student(StartingLoss)
     torch.manual_seed(0)
@@ -34,10 +40,15 @@ def test_starting_loss(StartingLoss):
         model = Model(1024, scale)
         got = number(StartingLoss(model, ids, targets))
         want = loss_of(model, ids, targets)
-        assert abs(got - want) < 0.0001 * max(1.0, want), f"StartingLoss gave {got:.4f}, which is not the cross entropy of the logits of this network ({('a neutral one' if scale < 1 else 'one very sure of itself')}) against the targets"
+        assert abs(got - want) < 1e-4 * max(1.0, want), f"StartingLoss gave {got:.4f}, which is not the cross entropy of the logits of this network ({'a neutral one' if scale < 1 else 'one very sure of itself'}) against the targets"
 
-@test_case(points=1, hidden=True, 
-    failure_message="Your StartingLoss gives a wrong number for networks with other vocabulary sizes, batch sizes or lengths: take V from the logits (logits.shape[-1], not cfg.vocab_size), flatten the logits to (B*T, V) and the targets to (B*T,), and return F.cross_entropy of the two as a Python number (.item()).")
+
+@test_case(
+    points=1, hidden=True,
+    failure_message=(
+        'Your StartingLoss gives a wrong number for networks with other vocabulary sizes, batch sizes or '
+        'lengths: take V from the logits (logits.shape[-1], not cfg.vocab_size), flatten the logits to (B*T, '
+        'V) and the targets to (B*T,), and return F.cross_entropy of the two as a Python number (.item()).'))
 def test_starting_loss_any_network(StartingLoss):
     import math
     import torch
@@ -49,7 +60,7 @@ def test_starting_loss_any_network(StartingLoss):
 
         def __init__(self, V, scale):
             super().__init__()
-            self.E, self.W = (torch.randn(V, 16), scale * torch.randn(16, V) / 4)
+            self.E, self.W = torch.randn(V, 16), scale * torch.randn(16, V) / 4
 
         def forward(self, ids):
             return self.E[ids] @ self.W
@@ -57,6 +68,7 @@ def test_starting_loss_any_network(StartingLoss):
     def loss_of(model, ids, targets):
         logits = model(ids).double()
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)).item()
+
     from course.handles import number
     StartingLoss = student(StartingLoss)
     torch.manual_seed(1)
@@ -66,5 +78,4 @@ def test_starting_loss_any_network(StartingLoss):
             model = Model(V, scale)
             got = number(StartingLoss(model, ids, targets))
             want = loss_of(model, ids, targets)
-            assert abs(got - want) < 0.0001 * max(1.0, want), f'vocabulary {V}, ids of shape {(B, T)}: StartingLoss gave {got:.4f}, which is not the cross entropy of the logits against the targets'
-
+            assert abs(got - want) < 1e-4 * max(1.0, want), f"vocabulary {V}, ids of shape {(B, T)}: StartingLoss gave {got:.4f}, which is not the cross entropy of the logits against the targets"
