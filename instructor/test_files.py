@@ -19,7 +19,7 @@ import nbformat
 from .masters import cell_source
 from .nbgrader_course import parse_test_cell
 
-WIDTH = 100                       # the longest piece of a wrapped message
+WIDTH = 90                        # the longest piece of a wrapped message
 _QUESTION = re.compile(r"\s*#\s*BEGIN\s+QUESTION", re.IGNORECASE)
 _TESTS = re.compile(r"\s*#\s*(BEGIN|END)\s+TESTS", re.IGNORECASE)
 

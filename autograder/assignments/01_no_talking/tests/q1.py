@@ -9,8 +9,8 @@ points = 2
 @test_case(
     points=0, hidden=False,
     failure_message=(
-        'rows_shape should be a shape (a torch.Size or a tuple) and identical_rows a list of row numbers '
-        'between 0 and 4.'))
+        'rows_shape should be a shape (a torch.Size or a tuple) and identical_rows a list of row '
+        'numbers between 0 and 4.'))
 def test_format(rows_shape, identical_rows):
     import torch
 
@@ -29,8 +29,8 @@ def test_format(rows_shape, identical_rows):
 @test_case(
     points=1, hidden=True,
     failure_message=(
-        'Not the right shape: x has one index of length 5 (five words), and every word becomes a row of 8 '
-        'numbers.'))
+        'Not the right shape: x has one index of length 5 (five words), and every word becomes a '
+        'row of 8 numbers.'))
 def test_rows_shape(rows_shape):
     from autograder.checks import answers
     from course.handles import student
@@ -40,8 +40,8 @@ def test_rows_shape(rows_shape):
 @test_case(
     points=1, hidden=True,
     failure_message=(
-        'Not the right rows. Row i of table[x] is the row of the table for the i-th word; which words of the '
-        'sentence are the same?'))
+        'Not the right rows. Row i of table[x] is the row of the table for the i-th word; which '
+        'words of the sentence are the same?'))
 def test_identical_rows(identical_rows):
     from autograder.checks import answers
     from course.handles import student

@@ -23,8 +23,8 @@ def test_batch_shape_format(batch_shape):
 @test_case(
     points=1, hidden=True,
     failure_message=(
-        'Not the right shape. The batch has shape (64, 4): every one of its integers becomes a vector of 8 '
-        'numbers.'))
+        'Not the right shape. The batch has shape (64, 4): every one of its integers becomes a '
+        'vector of 8 numbers.'))
 def test_batch_shape(batch_shape, embed):
     from autograder.checks import answers
     from course.handles import student

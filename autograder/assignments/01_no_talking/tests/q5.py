@@ -9,8 +9,8 @@ points = 4
 @test_case(
     points=1, hidden=False,
     failure_message=(
-        'TrainTwoSentences(net, steps=3) should return a list of 3 plain numbers: the loss of every step (use'
-        ' loss.item(), not the loss tensor).'))
+        'TrainTwoSentences(net, steps=3) should return a list of 3 plain numbers: the loss of every'
+        ' step (use loss.item(), not the loss tensor).'))
 def test_returns_list(TrainTwoSentences):
     import torch
 
@@ -38,9 +38,10 @@ def test_returns_list(TrainTwoSentences):
 @test_case(
     points=2, hidden=True,
     failure_message=(
-        'A network trained with your TrainTwoSentences for 150 steps did not get better (its DiffusionLoss, '
-        'measured by the autograder, barely moved). Does every step call loss.backward() and then opt.step(),'
-        ' with an optimizer made from the parameters of the network you were given?'))
+        'A network trained with your TrainTwoSentences for 150 steps did not get better (its '
+        'DiffusionLoss, measured by the autograder, barely moved). Does every step call '
+        'loss.backward() and then opt.step(), with an optimizer made from the parameters of the '
+        'network you were given?'))
 def test_trains(TrainTwoSentences):
     import torch
 
@@ -59,10 +60,10 @@ def test_trains(TrainTwoSentences):
 @test_case(
     points=1, hidden=True,
     failure_message=(
-        'Either your TrainTwoSentences did not train the network in 10 steps, or the gradients pile up from '
-        'step to step: after a few steps the network holds the sum of the gradients of all the steps, not of '
-        'one. Every step should call opt.zero_grad() (before loss.backward()), then loss.backward() and '
-        'opt.step().'))
+        'Either your TrainTwoSentences did not train the network in 10 steps, or the gradients pile'
+        ' up from step to step: after a few steps the network holds the sum of the gradients of all'
+        ' the steps, not of one. Every step should call opt.zero_grad() (before loss.backward()), '
+        'then loss.backward() and opt.step().'))
 def test_zero_grad(TrainTwoSentences):
     import math
 

@@ -9,8 +9,8 @@ points = 3
 @test_case(
     points=0, hidden=False,
     failure_message=(
-        'word_frequencies should be a dictionary from words to numbers that add up to one; frequency_entropy '
-        'and no_talking_loss should be numbers.'))
+        'word_frequencies should be a dictionary from words to numbers that add up to one; '
+        'frequency_entropy and no_talking_loss should be numbers.'))
 def test_format(word_frequencies, frequency_entropy, no_talking_loss):
     from course.handles import number, student
     frequencies = student(word_frequencies)
@@ -23,8 +23,8 @@ def test_format(word_frequencies, frequency_entropy, no_talking_loss):
 @test_case(
     points=1, hidden=True,
     failure_message=(
-        "Some frequencies are off. Each sentence has 4 positions: 'the' fills one of them in both sentences, "
-        "'cat' one in the sentence that has probability 0.8, and so on."))
+        "Some frequencies are off. Each sentence has 4 positions: 'the' fills one of them in both "
+        "sentences, 'cat' one in the sentence that has probability 0.8, and so on."))
 def test_frequencies(word_frequencies):
     from autograder.checks import answers
     from course.handles import number, student
@@ -38,8 +38,8 @@ def test_frequencies(word_frequencies):
 @test_case(
     points=1, hidden=True,
     failure_message=(
-        'The entropy should be -sum p log p over the words of your dictionary, with the natural log '
-        '(math.log): about 1.64 for the right frequencies.'))
+        'The entropy should be -sum p log p over the words of your dictionary, with the natural log'
+        ' (math.log): about 1.64 for the right frequencies.'))
 def test_entropy(frequency_entropy, word_frequencies):
     from autograder.checks import answers
     from course.handles import number, student
@@ -54,7 +54,8 @@ def test_entropy(frequency_entropy, word_frequencies):
 @test_case(
     points=1, hidden=True,
     failure_message=(
-        'The loss should be four times the entropy (one cost per position, four positions): about 6.55.'))
+        'The loss should be four times the entropy (one cost per position, four positions): about '
+        '6.55.'))
 def test_loss(no_talking_loss, frequency_entropy, word_frequencies):
     from autograder.checks import answers
     from course.handles import StudentError, number, student

@@ -12,14 +12,16 @@ points = 2
 def test_is_fraction(PredictedNonsense):
     from course.handles import number, student
     PredictedNonsense = student(PredictedNonsense)
-    assert 0 <= number(PredictedNonsense(0.8)) <= 1, "PredictedNonsense(0.8) should be a fraction between 0 and 1"
+    assert 0 <= number(PredictedNonsense(0.8)) <= 1, \
+        "PredictedNonsense(0.8) should be a fraction between 0 and 1"
 
 
 @test_case(
     points=2, hidden=True,
     failure_message=(
-        "Not quite. A sentence is nonsense when exactly one of the two choices goes the 'cat ... alive' way: "
-        'cat and empty, or box and alive. Add the probabilities of those two cases, as a function of p.'))
+        "Not quite. A sentence is nonsense when exactly one of the two choices goes the 'cat ... "
+        "alive' way: cat and empty, or box and alive. Add the probabilities of those two cases, as "
+        'a function of p.'))
 def test_predicted(PredictedNonsense):
     from course.handles import number, student
     PredictedNonsense = student(PredictedNonsense)
