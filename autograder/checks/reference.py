@@ -3,6 +3,7 @@ values the check set. Pure functions of the grader's own inputs, never of the st
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -17,3 +18,19 @@ def position_logits(values: dict[str, torch.Tensor], L: int) -> torch.Tensor:
     """What WithPosition's positions add to the logits of a sentence of length L: out.weight of
     the position vectors 0..L-1."""
     return values["position.weight"][:L] @ values["out.weight"].T
+
+
+def attention_weights(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d)) over the keys, d the length of the queries."""
+    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+
+
+def reference_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple:
+    """The page's Attention(q, k, v): (weights @ v, weights). Swapped in for the notebook's own
+    Attention (``with head.swapped(Attention=reference.attention)``), it is named as the notebook
+    names it in what the student reads."""
+    weights = attention_weights(q, k)
+    return weights @ v, weights
+
+
+attention = reference_attention

@@ -45,3 +45,55 @@ def logits_use(net: Any, V: int, L: int, tables: tuple[str, ...]) -> None:
         if same(net(x)):
             raise Hint(f"your network's logits do not depend on {name}")
         net.set_params({name: values[name]})
+
+
+def _pair(answer: Any, piece: str) -> tuple:
+    """(out, weights) from what `piece` returned."""
+    if type(answer) not in (tuple, list) or len(answer) != 2:
+        raise Hint(f"{piece} does not return (out, weights)")
+    if not all(type(t) is torch.Tensor for t in answer):
+        raise Hint(f"{piece} does not return two tensors")
+    return tuple(answer)
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.shape == b.shape and torch.allclose(a, b, atol=1e-4)
+
+
+def attention_works(Attention: Any) -> None:
+    """Attention's weights come from the queries and the keys and its output from the values (each
+    changes with them), and the sites listen to each other: the query or key, and the value, of one
+    site reach the output of the others, and the weights are not (nearly) the identity."""
+    torch.manual_seed(11)
+    q, k, v = torch.randn(3, 6, 4)
+    answers = [Attention(q, k, v), Attention(q, k, v), Attention(q + torch.randn(6, 4), k, v),
+               Attention(q, k + torch.randn(6, 4), v), Attention(q, k, v + torch.randn(6, 4))]
+    (out, weights), (out2, weights2), (_, new_q), (_, new_k), (new_v, _) = (
+        _pair(a, "Attention") for a in answers)
+    if not (_same(out2, out) and _same(weights2, weights)):
+        raise Hint("your Attention gives different answers for the same q, k, v")
+    if _same(new_q, weights):
+        raise Hint("the weights of your Attention do not change when the queries change")
+    if _same(new_k, weights):
+        raise Hint("the weights of your Attention do not change when the keys change")
+    if _same(new_v, out):
+        raise Hint("the output of your Attention does not change when the values change")
+    j = 2
+    others = [i for i in range(6) if i != j]
+    q_j, k_j, v_j = q.clone(), k.clone(), v.clone()
+    q_j[j] += 2 * torch.randn(4)
+    k_j[j] += 2 * torch.randn(4)
+    v_j[j] += 2 * torch.randn(4)
+    mixed = [Attention(q_j, k, v), Attention(q, k_j, v), Attention(q, k, v_j)]
+    (out_q, _), (out_k, _), (out_v, _) = (_pair(a, "Attention") for a in mixed)
+    if not out.shape == out_q.shape == out_k.shape == out_v.shape == (6, 4):
+        raise Hint("your Attention does not return an output of the shape of v")
+    if _same(out_q[others], out[others]) and _same(out_k[others], out[others]) \
+            or _same(out_v[others], out[others]):
+        raise Hint("in your Attention, changing the query, key or value of one site changes the output "
+                   "of no other site: do your sites listen to each other?")
+    if weights.shape != (6, 6):
+        raise Hint("the weights of your Attention are not of shape (L, L)")
+    if not weights.sum() - torch.diagonal(weights).sum() > 0.5:      # (NaN weights too)
+        raise Hint("the weights of your Attention put (almost) nothing on the other sites: every site "
+                   "listens only to itself")

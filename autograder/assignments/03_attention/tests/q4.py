@@ -18,9 +18,9 @@ def test_factors_are_numbers(hot_factor, cold_factor):
 @test_case(
     points=1, hidden=True,
     failure_message=(
-        'Not quite. Multiplying q by c multiplies every energy by c, i.e. divides the temperature by c. Large'
-        ' c means low temperature (cold, frozen onto one site); small c means high temperature (hot, nearly '
-        'uniform).'))
+        'Not quite. Multiplying q by c multiplies every energy by c, i.e. divides the temperature '
+        'by c. Large c means low temperature (cold, frozen onto one site); small c means high '
+        'temperature (hot, nearly uniform).'))
 def test_hot_and_cold(hot_factor, cold_factor):
     from course.handles import number, student
     hot, cold = number(student(hot_factor)), number(student(cold_factor))

@@ -1,0 +1,130 @@
+"""autograder.checks: the gates (does the answer do the work?) and the properties, each against a
+correct answer, broken ones and ones that do no work (fast, in-process)."""
+from __future__ import annotations
+
+import pytest
+import torch
+from checks_helpers import notebook
+
+from autograder.checks import Hint, params, properties, reference, work
+from course.handles import StudentError
+
+ATTENTION = '''
+def Attention(q, k, v):
+    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+    return w @ v, w
+'''
+BROKEN_ATTENTION = {
+    "softmax over the queries": ATTENTION.replace("dim=-1", "dim=-2"),
+    ".T instead of transpose": ATTENTION.replace("k.transpose(-2, -1)", "k.T"),
+    "output detached": ATTENTION.replace("return w @ v, w", "return (w @ v).detach(), w"),
+    "later sites preferred": ATTENTION.replace("/ math.sqrt(q.shape[-1])",
+                                               "/ math.sqrt(q.shape[-1]) + torch.arange(k.shape[-2])"),
+}
+DEGENERATE_ATTENTION = {
+    "uniform": "def Attention(q, k, v):\n    w = torch.ones(q.shape[:-1] + (k.shape[-2],))\n"
+               "    w = w / w.shape[-1]\n    return w @ v, w\n",
+    "echo": "def Attention(q, k, v):\n    return v, torch.eye(v.shape[-2]).expand(*v.shape[:-1], -1)\n",
+    "zeros": "def Attention(q, k, v):\n"
+             "    return torch.zeros_like(v), torch.zeros(*q.shape[:-1], k.shape[-2])\n",
+    "random": "def Attention(q, k, v):\n    w = torch.rand(*q.shape[:-1], k.shape[-2]).softmax(-1)\n"
+              "    return w @ v, w\n",
+}
+
+
+def test_attention_works_for_a_correct_attention_only():
+    with notebook(ATTENTION) as nb:
+        work.attention_works(nb.Attention)
+    for name, code in DEGENERATE_ATTENTION.items():
+        with notebook(code) as nb, pytest.raises(Hint):
+            work.attention_works(nb.Attention)
+            pytest.fail(name)
+
+
+def test_rows_are_probabilities():
+    q, k = torch.randn(2, 5, 3)
+    properties.rows_are_probabilities(reference.attention_weights(q, k), 5)
+    for wrong in (torch.full((5, 5), 0.3), reference.attention_weights(q, k).T, torch.ones(5, 4) / 4,
+                  reference.attention_weights(q, k) - 0.01):
+        with pytest.raises(AssertionError):
+            properties.rows_are_probabilities(wrong, 5)
+
+
+def _batch(nb):
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 2, 3, 5, 4)
+    out, w = nb.Attention(q, k, v)
+    properties.batch_is_alone(nb.Attention, (q, k, v), (out, w), [(0, 0), (1, 2)])
+
+
+def _permutation(nb):
+    torch.manual_seed(0)
+    properties.permutation(nb.Attention, tuple(torch.randn(3, 6, 4)), torch.randperm(6), weights=True)
+
+
+def _gradient(nb):
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 5, 4, dtype=torch.float64)
+    r = torch.randn(5, 4, dtype=torch.float64)
+    _, grads, _ = nb.Attention.vjp(q, k, v, cotangent=(r, None))
+    u = torch.randn(5, 4, dtype=torch.float64)
+    got = float((grads[2] * u).sum()) if grads[2] is not None else 0.0
+    properties.slope_agrees(got, lambda h: nb.Attention(q, k, v + h * u)[0], r, 1e-4, "the gradient differs")
+
+
+@pytest.mark.parametrize("check, broken", [(_batch, ".T instead of transpose"),
+                                           (_permutation, "later sites preferred"),
+                                           (_gradient, "output detached")])
+def test_each_property_holds_for_the_right_answer_and_fails_on_its_bug(check, broken):
+    with notebook(ATTENTION) as nb:
+        check(nb)
+    with notebook(BROKEN_ATTENTION[broken]) as nb, pytest.raises((AssertionError, StudentError)):
+        check(nb)                                # wrong numbers, or a crash on a batch
+
+
+WITH_POSITION = '''
+class WithPosition(nn.Module):
+    def __init__(self, vocab_size, dim=32, max_length=64):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, dim)
+        self.position = nn.Embedding(max_length, dim)
+        self.out = nn.Linear(dim, vocab_size)
+    def forward(self, x):
+        return self.out(self.embed(x) + self.position(torch.arange(x.shape[-1], device=x.device)))
+'''
+TABLES = ("embed.weight", "position.weight", "out.weight")
+
+
+def test_logits_use_the_tokens_and_every_table():
+    with notebook(WITH_POSITION) as nb:
+        work.logits_use(nb.WithPosition(9, 8, 12), 9, 5, TABLES)
+        net = nb.WithPosition(9, 8, 12)
+        values = params.put(net, params.normal(net.params(values=False)))
+        x = torch.randint(0, 9, (2, 5))
+        values["position.weight"] = torch.zeros(12, 8)
+        net.set_params(values)
+        assert torch.allclose(net(x), reference.word_logits(values, x), atol=1e-5)
+    no_positions = WITH_POSITION.replace(" + self.position(torch.arange(x.shape[-1], device=x.device))", "")
+    constant = WITH_POSITION.replace("return self.out(", "return 0 * self.out(")
+    for code in (no_positions, constant):
+        with notebook(code) as nb, pytest.raises(Hint):
+            work.logits_use(nb.WithPosition(9, 8, 12), 9, 5, TABLES)
+
+
+def test_another_device_finds_tensors_made_on_the_cpu():
+    with notebook(WITH_POSITION) as nb:
+        net = nb.WithPosition(9, 8, 12)
+        net.to("meta")
+        got = properties.on_another_device(net, torch.zeros(2, 5, dtype=torch.long, device="meta"))
+        assert got["device"] == "meta" and got["shape"] == [2, 5, 9]
+    with notebook(WITH_POSITION.replace(", device=x.device", "")) as nb, pytest.raises(AssertionError):
+        net = nb.WithPosition(9, 8, 12)
+        net.to("meta")
+        properties.on_another_device(net, torch.zeros(2, 5, dtype=torch.long, device="meta"))
+
+
+def test_rows_of_a_table_cut_a_length_only_for_a_table_of_another_size():
+    with notebook(WITH_POSITION) as nb:
+        assert params.rows(nb.WithPosition(9, 8, 12).params(values=False), "position.weight", 20) == 12
+        assert params.rows(nb.WithPosition(9, 8, 12).params(values=False), "position.weight", 5) == 5
+        assert params.rows({}, "position.weight", 20) == 20
