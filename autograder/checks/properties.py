@@ -73,3 +73,10 @@ def slope_agrees(got: float, output_at: Any, r: torch.Tensor, eps: float, messag
     minus = output_at(-eps)
     slope = float(((plus - minus) * r).sum()) / (2 * eps)
     assert abs(got - slope) < 1e-5 * (1 + abs(slope)), message
+
+
+def and_weights(piece: Any) -> Any:
+    """A call of `piece` that gives (output, piece.weights): a head and the weights it saved."""
+    def call(*args: Any) -> tuple:
+        return piece(*args), piece.weights.get()
+    return call

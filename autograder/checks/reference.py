@@ -34,3 +34,11 @@ def reference_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tu
 
 
 attention = reference_attention
+
+
+def head(values: dict[str, torch.Tensor], x: torch.Tensor) -> tuple:
+    """The page's Head with the matrices `values` (Q.weight, K.weight, V.weight, no biases):
+    (output, weights) of the reference Attention on x's queries, keys and values."""
+    q, k, v = (x @ values[f"{m}.weight"].T for m in "QKV")
+    weights = attention_weights(q, k)
+    return weights @ v, weights

@@ -9,10 +9,14 @@ the student reads what is wrong, not the property it kept from being checked.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
 
+from course.handles import close
+
+from . import reference
 from .hints import Hint
 
 
@@ -97,3 +101,39 @@ def attention_works(Attention: Any) -> None:
     if not weights.sum() - torch.diagonal(weights).sum() > 0.5:      # (NaN weights too)
         raise Hint("the weights of your Attention put (almost) nothing on the other sites: every site "
                    "listens only to itself")
+
+
+def _differ(a: Any, b: Any) -> bool:
+    return not close(a, b, atol=1e-3, rtol=1e-3)
+
+
+def head_works(Head: Any, dim: int, head_dim: int, L: int) -> None:
+    """A Head computes from x, with the reference Attention in place of the notebook's: its output
+    is the same for the same x and changes with x, head.weights change with x, with Q and with K, and
+    the output changes with V (a constant, an echo of x, uniform weights or fresh random numbers
+    do not)."""
+    head = Head(dim, head_dim)
+
+    def new() -> torch.Tensor:
+        return 1.5 * torch.randn(head_dim, dim) / math.sqrt(dim)
+    head.set_params({"Q.weight": new(), "K.weight": new(), "V.weight": new()})
+    x, y = torch.randn(L, dim), torch.randn(L, dim)
+    with head.swapped(Attention=reference.attention):
+        out, weights = head(x), head.weights.get()
+        again, again_weights = head(x), head.weights.get()
+        other, other_weights = head(y), head.weights.get()
+        head.set_params({"Q.weight": new()})
+        _, q_weights = head(x), head.weights.get()
+        head.set_params({"K.weight": new()})
+        qk, qk_weights = head(x), head.weights.get()
+        head.set_params({"V.weight": new()})
+        v = head(x)
+    if not (close(again, out, atol=1e-6, rtol=1e-5) and close(again_weights, weights, atol=1e-6, rtol=1e-5)):
+        raise Hint("your Head gives another output or other weights each time it is called on the same x")
+    for changed, before, what in ((other, out, "your Head's output does not change when x changes"),
+                                  (other_weights, weights, "head.weights does not change when x changes"),
+                                  (q_weights, weights, "head.weights does not change when Q changes"),
+                                  (qk_weights, q_weights, "head.weights does not change when K changes"),
+                                  (v, qk, "your Head's output does not change when V changes")):
+        if not _differ(changed, before):
+            raise Hint(what)

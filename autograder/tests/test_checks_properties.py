@@ -128,3 +128,32 @@ def test_rows_of_a_table_cut_a_length_only_for_a_table_of_another_size():
         assert params.rows(nb.WithPosition(9, 8, 12).params(values=False), "position.weight", 20) == 12
         assert params.rows(nb.WithPosition(9, 8, 12).params(values=False), "position.weight", 5) == 5
         assert params.rows({}, "position.weight", 20) == 20
+
+
+HEAD = '''
+class Head(nn.Module):
+    def __init__(self, dim, head_dim):
+        super().__init__()
+        self.Q = nn.Linear(dim, head_dim, bias=False)
+        self.K = nn.Linear(dim, head_dim, bias=False)
+        self.V = nn.Linear(dim, head_dim, bias=False)
+    def forward(self, x):
+        out, w = Attention(self.Q(x), self.K(x), self.V(x))
+        self.weights = w.detach()
+        return out
+'''
+
+
+def test_head_works_with_the_reference_attention_and_names_the_matrix_it_ignores():
+    with notebook(HEAD + "Attention = None\n") as nb:          # the notebook's Attention is not needed
+        work.head_works(nb.Head, 12, 4, 6)
+        head = nb.Head(8, 4)
+        x = torch.randn(5, 8)
+        values = params.put(head, params.scaled(head.params(values=False)))
+        with head.swapped(Attention=reference.attention):
+            out, w = properties.and_weights(head)(x)
+        assert torch.allclose(out, reference.head(values, x)[0], atol=1e-6)
+    for code, hint in [(HEAD.replace("self.K(x), ", "self.Q(x), "), "K"),
+                       (HEAD.replace("self.V(x)", "x[..., :4]"), "V")]:
+        with notebook(code) as nb, pytest.raises(Hint, match=f"when {hint} changes"):
+            work.head_works(nb.Head, 12, 4, 6)

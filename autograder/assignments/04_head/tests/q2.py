@@ -12,7 +12,8 @@ points = 1
 def test_is_number(head_params):
     from course.handles import student
     value = student(head_params)
-    assert type(value) is int or (type(value) is float and value == int(value)), "head_params is not a whole number"
+    assert type(value) is int or (type(value) is float and value == int(value)), \
+        "head_params is not a whole number"
 
 
 @test_case(
