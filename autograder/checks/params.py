@@ -39,17 +39,18 @@ def normal(net_shapes: dict) -> dict[str, torch.Tensor]:
 
 
 def scaled(net_shapes: dict, matrix: float = 1.5, weight: tuple = (0.0, 0.5), bias: tuple = (0.0, 0.5),
-           dtype: torch.dtype | None = None, keep: Callable[[str], bool] | None = None) -> dict:
-    """Numbers of a healthy size for every parameter (that `keep` keeps): a matrix `matrix` times
-    standard normal over the square root of its input width; a vector whose name ends in "weight"
-    `weight[0] + weight[1]` times standard normal (LayerNorm scales around one), any other vector
-    `bias[0] + bias[1]` times standard normal."""
+           dtype: torch.dtype | None = None, keep: Callable[[str], bool] | None = None,
+           vectors_too: bool = False) -> dict:
+    """Numbers of a healthy size for every parameter (that `keep` keeps): a matrix (and, with
+    `vectors_too`, a vector as well) `matrix` times standard normal over the square root of its
+    input width; a vector whose name ends in "weight" `weight[0] + weight[1]` times standard
+    normal (LayerNorm scales around one), any other vector `bias[0] + bias[1]` times standard normal."""
     values = {}
     for name, t in net_shapes.items():
         if keep is not None and not keep(name):
             continue
         kind = {} if dtype is None else {"dtype": dtype}
-        if t.dim() > 1:
+        if t.dim() > 1 or vectors_too:
             values[name] = matrix * torch.randn(t.shape, **kind) / math.sqrt(t.shape[-1])
         else:
             shift, size = weight if name.endswith("weight") else bias

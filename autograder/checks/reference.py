@@ -42,3 +42,23 @@ def head(values: dict[str, torch.Tensor], x: torch.Tensor) -> tuple:
     q, k, v = (x @ values[f"{m}.weight"].T for m in "QKV")
     weights = attention_weights(q, k)
     return weights @ v, weights
+
+
+def linear(values: dict[str, torch.Tensor], prefix: str, z: torch.Tensor) -> Any:
+    """z through the nn.Linear whose parameters the check set (`prefix` + weight, bias)."""
+    assert prefix + "weight" in values, f"{prefix or 'a layer '}weight is missing where the check expects it"
+    w = values[prefix + "weight"]
+    assert w.dim() == 2 and w.shape[1] == z.shape[-1], \
+        f"{prefix or 'a layer '}weight does not take vectors of length {z.shape[-1]}"
+    return z @ w.T + values.get(prefix + "bias", 0)
+
+
+def multihead(values: dict[str, torch.Tensor], x: torch.Tensor, heads: int, prefix: str = "") -> tuple:
+    """The page's MultiHead with the parameters `values` (heads.i.Q.weight, ..., mix.weight,
+    mix.bias, after `prefix`): (its output, [each head's weights])."""
+    outs, weights = [], []
+    for i in range(heads):
+        out, w = attention(*(linear(values, f"{prefix}heads.{i}.{m}.", x) for m in "QKV"))
+        outs.append(out)
+        weights.append(w)
+    return linear(values, f"{prefix}mix.", torch.cat(outs, dim=-1)), weights

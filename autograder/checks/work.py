@@ -16,7 +16,7 @@ import torch
 
 from course.handles import close
 
-from . import reference
+from . import params, reference
 from .hints import Hint
 
 
@@ -137,3 +137,39 @@ def head_works(Head: Any, dim: int, head_dim: int, L: int) -> None:
                                   (v, qk, "your Head's output does not change when V changes")):
         if not _differ(changed, before):
             raise Hint(what)
+
+
+def responds(piece: Any, dim: int, L: int, parts: list[tuple[str, Any]], what: str) -> None:
+    """A piece that maps sentences of shape (2, L, dim) to sentences computes, with the reference
+    Attention in place of the notebook's: after new values for all its parameters, its output is
+    the same for the same x and changes with x, and then with each of `parts` in turn ((the part's
+    name, a function that gives the part new values))."""
+    piece.set_params(params.scaled(piece.params(values=False)))
+    x, y = torch.randn(2, L, dim), torch.randn(2, L, dim)
+    with piece.swapped(Attention=reference.attention):
+        out, again, other = piece(x), piece(x), piece(y)
+        changed = []
+        for _, renew in parts:
+            renew()
+            changed.append(piece(x))
+    if not close(again, out, atol=1e-6, rtol=1e-5):
+        raise Hint(f"your {what} gives another output each time it is called on the same x")
+    if not _differ(other, out):
+        raise Hint(f"your {what}'s output does not change when x changes")
+    for (name, _), before, after in zip(parts, [out, *changed], changed, strict=False):
+        if not _differ(after, before):
+            raise Hint(f"your {what}'s output does not change when {name} changes")
+
+
+def multihead_works(MultiHead: Any, dim: int, heads: int, L: int) -> None:
+    """A MultiHead computes from x with its heads (a constant, an echo of x, mix(x) alone, heads
+    that ignore their Q, K, V or fresh random numbers do not): its output changes with x, then
+    with the Q of every head, the K, the V."""
+    multi = MultiHead(dim, heads)
+
+    def renew(matrix: str) -> None:
+        for head in multi.heads:
+            head.set_params(params.scaled(head.params(values=False), vectors_too=True,
+                                          keep=lambda name: name.split(".")[0] == matrix))
+    parts = [(f"the {m} of its heads", lambda m=m: renew(m)) for m in "QKV"]
+    responds(multi, dim, L, parts, "MultiHead")

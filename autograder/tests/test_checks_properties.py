@@ -157,3 +157,28 @@ def test_head_works_with_the_reference_attention_and_names_the_matrix_it_ignores
                        (HEAD.replace("self.V(x)", "x[..., :4]"), "V")]:
         with notebook(code) as nb, pytest.raises(Hint, match=f"when {hint} changes"):
             work.head_works(nb.Head, 12, 4, 6)
+
+
+MULTIHEAD = HEAD + '''
+class MultiHead(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = nn.ModuleList([Head(dim, dim // heads) for _ in range(heads)])
+        self.mix = nn.Linear(dim, dim)
+    def forward(self, x):
+        return self.mix(torch.cat([head(x) for head in self.heads], dim=-1))
+'''
+
+
+def test_multihead_works_and_matches_the_reference_multihead():
+    with notebook(MULTIHEAD) as nb:
+        work.multihead_works(nb.MultiHead, 12, 3, 5)
+        multi = nb.MultiHead(12, 3)
+        values = params.put(multi, params.scaled(multi.params(values=False)))
+        x = torch.randn(2, 5, 12)
+        with multi.swapped(Attention=reference.attention):
+            got = multi(x)
+        assert torch.allclose(got, reference.multihead(values, x, 3)[0], atol=1e-5)
+    heads_unused = MULTIHEAD.replace("torch.cat([head(x) for head in self.heads], dim=-1)", "x")
+    with notebook(heads_unused) as nb, pytest.raises(Hint, match="the Q of its heads"):
+        work.multihead_works(nb.MultiHead, 12, 3, 5)
