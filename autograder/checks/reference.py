@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 
 
 def word_logits(values: dict[str, torch.Tensor], x: torch.Tensor) -> Any:
@@ -62,3 +63,47 @@ def multihead(values: dict[str, torch.Tensor], x: torch.Tensor, heads: int, pref
         outs.append(out)
         weights.append(w)
     return linear(values, f"{prefix}mix.", torch.cat(outs, dim=-1)), weights
+
+
+def layer_norm(values: dict[str, torch.Tensor], z: torch.Tensor, prefix: str = "") -> torch.Tensor:
+    """z through the nn.LayerNorm(dim) whose scale and shift the check set (eps 1e-5)."""
+    assert prefix + "weight" in values and prefix + "bias" in values, f"a norm {prefix}has no scale or shift"
+    return F.layer_norm(z, (z.shape[-1],), values[prefix + "weight"], values[prefix + "bias"], eps=1e-5)
+
+
+def layer_norm_by_hand(x: torch.Tensor) -> torch.Tensor:
+    """(x - mean) / std over the last index (the biased std), as nn.LayerNorm without its scale and
+    shift, written out."""
+    centred = x - x.mean(dim=-1, keepdim=True)
+    return centred / centred.pow(2).mean(dim=-1, keepdim=True).sqrt()
+
+
+LINEAR = f"{torch.nn.Linear.__module__}.{torch.nn.Linear.__qualname__}"
+
+
+def mlp_layers(modules: dict[str, list[str]], values: dict[str, torch.Tensor], dim: int) -> list[tuple]:
+    """The two nn.Linear layers of a block's mlp, by the modules() of the student's mlp and the
+    values the check set: (first, second) prefixes, in each order that goes from dim to a width
+    and back to dim."""
+    paths = [p for p, classes in modules.items() if LINEAR in classes]
+    assert len(paths) == 2, f"the mlp has {len(paths)} nn.Linear layers, not 2"
+    prefixes = [f"{p}." if p else "" for p in paths]
+    assert all(values.get(p + "weight") is not None for p in prefixes), \
+        "an nn.Linear of the mlp has no weight"
+    fits = [(a, b) for a, b in (prefixes, prefixes[::-1])
+            if values[a + "weight"].shape[1] == dim and values[b + "weight"].shape[0] == dim
+            and values[a + "weight"].shape[0] == values[b + "weight"].shape[1]]
+    assert fits, f"the mlp's two nn.Linear layers do not go from {dim} to a width and back to {dim}"
+    return fits
+
+
+def mlp(values: dict[str, torch.Tensor], layers: tuple, z: torch.Tensor) -> Any:
+    """The page's mlp: Linear, GELU, Linear, with the layers (first, second) of `values`."""
+    return linear(values, layers[1], F.gelu(linear(values, layers[0], z)))
+
+
+def block(pieces: dict[str, dict], layers: tuple, x: torch.Tensor, heads: int) -> Any:
+    """The page's Block: x + attention(norm1(x)), then + mlp(norm2(...)), with the values of its
+    pieces (`pieces`: norm1, attention, norm2, mlp, each {name: tensor}) and its mlp's `layers`."""
+    h = x + multihead(pieces["attention"], layer_norm(pieces["norm1"], x), heads)[0]
+    return h + mlp(pieces["mlp"], layers, layer_norm(pieces["norm2"], h))

@@ -173,3 +173,14 @@ def multihead_works(MultiHead: Any, dim: int, heads: int, L: int) -> None:
                                           keep=lambda name: name.split(".")[0] == matrix))
     parts = [(f"the {m} of its heads", lambda m=m: renew(m)) for m in "QKV"]
     responds(multi, dim, L, parts, "MultiHead")
+
+
+def block_works(Block: Any, dim: int, heads: int, L: int) -> None:
+    """A Block computes from x with its attention and its mlp (a constant, x itself, x plus a
+    constant, only one of the two steps or fresh random numbers do not)."""
+    block = Block(dim, heads)
+
+    def renew(piece: Any) -> None:
+        piece.set_params(params.scaled(piece.params(values=False)))
+    responds(block, dim, L, [("its attention", lambda: renew(block.attention)),
+                             ("its mlp", lambda: renew(block.mlp))], "Block")

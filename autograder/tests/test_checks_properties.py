@@ -182,3 +182,42 @@ def test_multihead_works_and_matches_the_reference_multihead():
     heads_unused = MULTIHEAD.replace("torch.cat([head(x) for head in self.heads], dim=-1)", "x")
     with notebook(heads_unused) as nb, pytest.raises(Hint, match="the Q of its heads"):
         work.multihead_works(nb.MultiHead, 12, 3, 5)
+
+
+BLOCK = MULTIHEAD + '''
+class Block(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.attention = MultiHead(dim, heads)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+    def forward(self, x):
+        x = x + self.attention(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+'''
+
+
+def test_block_works_and_matches_the_reference_block():
+    with notebook(BLOCK) as nb:
+        work.block_works(nb.Block, 12, 3, 5)
+        block = nb.Block(12, 3)
+        pieces = {name: params.scaled(getattr(block, name).params(values=False))
+                  for name in ("norm1", "attention", "norm2", "mlp")}
+        for name, values in pieces.items():
+            getattr(block, name).set_params(values)
+        layers = reference.mlp_layers(block.mlp.modules(), pieces["mlp"], 12)
+        assert layers == [("0.", "2.")]
+        x = torch.randn(2, 5, 12)
+        with block.swapped(Attention=reference.attention):
+            got = block(x)
+        assert torch.allclose(got, reference.block(pieces, layers[0], x, 3), atol=1e-5)
+    for bug, part in [("x = x + self.attention(self.norm1(x))", "attention"),
+                      ("return x + self.mlp(self.norm2(x))", "mlp")]:
+        skipped = BLOCK.replace(bug, "return x" if part == "mlp" else "pass")
+        with notebook(skipped) as nb, pytest.raises(Hint, match=f"its {part}"):
+            work.block_works(nb.Block, 12, 3, 5)
+
+
+def test_layer_norm_by_hand_is_layer_norm():
+    x = 3 * torch.randn(4, 7) + 2
+    assert torch.allclose(reference.layer_norm_by_hand(x), torch.nn.functional.layer_norm(x, (7,)), atol=1e-5)
