@@ -49,3 +49,12 @@ def error_kind(error: StudentError) -> str:
     the student's making could carry any name: it is called "an exception" then)."""
     kind = str(error).partition(":")[0].strip()
     return kind if kind in _BUILTIN_ERRORS else "an exception"
+
+
+def crash(error: StudentError, piece: str) -> str:
+    """What to tell a student whose `piece` raised (or ran over the time limit) in a check."""
+    from course.handles import StudentTimeout
+    if isinstance(error, StudentTimeout):
+        return f"your {piece} ran over the time limit"
+    kind = error_kind(error)
+    return f"your {piece} raised {kind}" if kind != "an exception" else f"your {piece} raised an exception"

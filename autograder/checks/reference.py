@@ -107,3 +107,18 @@ def block(pieces: dict[str, dict], layers: tuple, x: torch.Tensor, heads: int) -
     pieces (`pieces`: norm1, attention, norm2, mlp, each {name: tensor}) and its mlp's `layers`."""
     h = x + multihead(pieces["attention"], layer_norm(pieces["norm1"], x), heads)[0]
     return h + mlp(pieces["mlp"], layers, layer_norm(pieces["norm2"], h))
+
+
+def my_transformer(values: dict, x: torch.Tensor, heads: int) -> Any:
+    """The page's MyTransformer with its position table zero: out(norm(blocks(embed[x]))), from the
+    values the check set ({"embed", "norm", "out": {name: tensor}, "blocks": [{name: tensor}]}), each
+    block the page's Block(dim, heads) (a KeyError when a block lacks one of its parameters)."""
+    names = {"norm1": ["weight", "bias"], "norm2": ["weight", "bias"],
+             "mlp": ["0.weight", "0.bias", "2.weight", "2.bias"],
+             "attention": [f"heads.{j}.{m}.weight" for j in range(heads) for m in "QKV"]
+             + ["mix.weight", "mix.bias"]}
+    h = values["embed"]["weight"][x]
+    for kept in values["blocks"]:
+        pieces = {piece: {n: kept[f"{piece}.{n}"] for n in names[piece]} for piece in names}
+        h = block(pieces, ("0.", "2."), h, heads)
+    return linear(values["out"], "", layer_norm(values["norm"], h))

@@ -14,10 +14,10 @@ from typing import Any
 
 import torch
 
-from course.handles import close
+from course.handles import StudentError, close
 
 from . import params, reference
-from .hints import Hint
+from .hints import Hint, crash
 
 
 def logits_use(net: Any, V: int, L: int, tables: tuple[str, ...]) -> None:
@@ -184,3 +184,37 @@ def block_works(Block: Any, dim: int, heads: int, L: int) -> None:
         piece.set_params(params.scaled(piece.params(values=False)))
     responds(block, dim, L, [("its attention", lambda: renew(block.attention)),
                              ("its mlp", lambda: renew(block.mlp))], "Block")
+
+
+def transformer_works(make: Any, V: int, L: int = 6, then: str = "") -> None:
+    """A network that make() builds computes its logits from tokens of a vocabulary of V with its
+    own pieces: the same tokens give the same logits, other tokens other logits, and its token
+    table and its output layer are used. Fails with what is missing, and `then`."""
+    try:
+        net = make()
+        shapes = net.params(values=False)
+        if "embed.weight" not in shapes or "out.weight" not in shapes:
+            raise Hint(f"your MyTransformer has no self.embed or no self.out{then}")
+        net.set_params(params.scaled(shapes, matrix=1.0))
+        x = torch.randint(V, (2, L))
+        out = net(x)
+        if type(out) is not torch.Tensor or tuple(out.shape) != (2, L, V) or not torch.isfinite(out).all():
+            raise Hint(f"your MyTransformer does not give finite logits of shape (batch, L, vocab){then}")
+        if not close(net(x), out, atol=1e-6):
+            raise Hint(f"your MyTransformer gives other logits each time for the same tokens{then}")
+        y = x.clone()
+        y[:, 0] = (x[:, 0] + torch.randint(1, V, (2,))) % V
+        if close(net(y), out, atol=1e-6):
+            raise Hint(f"your MyTransformer's logits do not change when the tokens change{then}")
+        for name in ("embed.weight", "out.weight"):
+            net.set_params({name: torch.randn(shapes[name].shape)})
+            changed = net(x)
+            if type(changed) is not torch.Tensor or close(changed, out, atol=1e-6):
+                raise Hint(f"your MyTransformer's logits do not change when {name} changes{then}")
+            out = changed
+    except StudentError as error:
+        raise Hint(crash(error, "MyTransformer") + then) from None
+    except Hint:
+        raise
+    except Exception:
+        raise Hint(f"your MyTransformer does not compute its logits from the tokens yet{then}") from None

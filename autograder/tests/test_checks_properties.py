@@ -221,3 +221,35 @@ def test_block_works_and_matches_the_reference_block():
 def test_layer_norm_by_hand_is_layer_norm():
     x = 3 * torch.randn(4, 7) + 2
     assert torch.allclose(reference.layer_norm_by_hand(x), torch.nn.functional.layer_norm(x, (7,)), atol=1e-5)
+
+
+MY_TRANSFORMER = BLOCK + '''
+class MyTransformer(nn.Module):
+    def __init__(self, vocab_size, dim=128, heads=4, layers=4, max_length=64):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, dim)
+        self.position = nn.Embedding(max_length, dim)
+        self.blocks = nn.ModuleList([Block(dim, heads) for _ in range(layers)])
+        self.norm = nn.LayerNorm(dim)
+        self.out = nn.Linear(dim, vocab_size)
+    def forward(self, x):
+        h = self.embed(x) + self.position(torch.arange(x.shape[-1], device=x.device))
+        for block in self.blocks:
+            h = block(h)
+        return self.out(self.norm(h))
+'''
+def test_transformer_works_and_matches_the_reference_network():
+    with notebook(ATTENTION + MY_TRANSFORMER) as nb:
+        work.transformer_works(lambda: nb.MyTransformer(13, dim=8, heads=2, layers=2, max_length=9), 13)
+        net = nb.MyTransformer(11, dim=12, heads=3, layers=2, max_length=9)
+        net.set_params(params.scaled(net.params(values=False), matrix=1.0, weight=(1, 0.5)))
+        net.position.set_params({"weight": torch.zeros(9, 12)})
+        p = {"embed": net.embed.params(), "norm": net.norm.params(), "out": net.out.params(),
+             "blocks": [b.params() for b in net.blocks]}
+        x = torch.randint(11, (2, 6))
+        assert torch.allclose(net(x), reference.my_transformer(p, x, 3), atol=1e-4)
+    broken = MY_TRANSFORMER.replace("return self.out(self.norm(h))", "return 0 * self.out(self.norm(h))")
+    crashing = MY_TRANSFORMER.replace("torch.arange(x.shape[-1], device=x.device)", "torch.arange(99)")
+    for code, hint in [(broken, "do not change when the tokens change"), (crashing, "raised IndexError")]:
+        with notebook(ATTENTION + code) as nb, pytest.raises(Hint, match=hint):
+            work.transformer_works(lambda nb=nb: nb.MyTransformer(13, dim=8, heads=2, layers=2), 13)

@@ -19,10 +19,10 @@ def test_params_answers_types(n_params, largest_piece):
 @test_case(
     points=1, hidden=True,
     failure_message=(
-        'Count again: embed 2002 x 128, position 64 x 128, four blocks, the final norm, and out (128 x 2002 '
-        'plus a bias); Count(big) does it for you.'))
+        'Count again: embed 2002 x 128, position 64 x 128, four blocks, the final norm, and out '
+        '(128 x 2002 plus a bias); Count(big) does it for you.'))
 def test_n_params(n_params, MyTransformer):
-    from course.handles import student, number
+    from course.handles import number, student
     got = number(student(n_params))
     own = None
     try:                                 # the count of your own network (right or not)
@@ -35,7 +35,8 @@ def test_n_params(n_params, MyTransformer):
 @test_case(
     points=1, hidden=True,
     failure_message=(
-        'Compare the counts of embed, position, one block, norm and out: which single piece is biggest?'))
+        'Compare the counts of embed, position, one block, norm and out: which single piece is '
+        'biggest?'))
 def test_largest_piece(largest_piece, MyTransformer):
     from course.handles import student
     answer = student(largest_piece)
