@@ -122,3 +122,17 @@ def my_transformer(values: dict, x: torch.Tensor, heads: int) -> Any:
         pieces = {piece: {n: kept[f"{piece}.{n}"] for n in names[piece]} for piece in names}
         h = block(pieces, ("0.", "2."), h, heads)
     return linear(values["out"], "", layer_norm(values["norm"], h))
+
+
+def causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False) -> tuple:
+    """08's Attention(q, k, v, causal=False): with `causal`, the energies with j > i are -inf
+    before the softmax (the mask made on q's device)."""
+    dots = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if causal:
+        L = q.shape[-2]
+        dots = dots.masked_fill(torch.ones(L, L, dtype=torch.bool, device=q.device).triu(1), -math.inf)
+    probs = torch.softmax(dots, dim=-1)
+    return probs @ v, probs
+
+
+causal_attention.__qualname__ = causal_attention.__name__ = "reference_attention"
