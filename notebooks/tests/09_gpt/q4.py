@@ -8,10 +8,8 @@ points = 3
 @test_case(points=1, hidden=False, 
     failure_message="Block(cfg) should have self.norm1 and self.norm2 (nn.LayerNorm(dim)), self.attn = SelfAttention(cfg) and self.mlp = MLP(cfg), and give back the shape of its input. (This check uses one head.)")
 def test_block_pieces(Config, Block):
-    import math
     import torch
-    import torch.nn.functional as F
-    from course.handles import student, close
+    from course.handles import student
     Config, Block = (student(Config), student(Block))
     torch.manual_seed(0)
     block = Block(Config(vocab_size=1024, heads=1, dropout=0.0))

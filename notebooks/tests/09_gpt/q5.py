@@ -8,10 +8,8 @@ points = 6
 @test_case(points=1, hidden=False, 
     failure_message="GPT(Config(vocab_size=1024)) called on ids of shape (2, 16) should give logits of shape (2, 16, 1024). (This check uses one head.)")
 def test_gpt_shape(Config, GPT):
-    import math
     import torch
-    import torch.nn.functional as F
-    from course.handles import student, close
+    from course.handles import student
     Config, GPT = (student(Config), student(GPT))
     torch.manual_seed(0)
     net = GPT(Config(vocab_size=1024, heads=1, dropout=0.0)).eval()
