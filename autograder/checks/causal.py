@@ -78,6 +78,16 @@ def switch_used(Attention: Any, Head: Any) -> bool:
         return False
 
 
+def switch_gates(Attention: Any, Head: Any, then: str, attention: bool = True) -> None:
+    """The gates of the causal checks: the notebook's Attention computes (unless `attention` is
+    False), and the switch does work somewhere; a Hint ending in `then` when not."""
+    if attention and not attention_computes(Attention):
+        raise Hint("your Attention does not compute yet (its weights should change with q and k, its output "
+                   f"with v), {then}")
+    if not switch_used(Attention, Head):
+        raise Hint(f"causal=True changes nothing yet (not in your Attention, nor in your Head), {then}")
+
+
 def hears_right(make: Callable, causal: bool, dim: int, L: int = 7) -> bool:
     """With the reference Attention: is the piece that make() builds causal when it should be
     (later sites never change earlier outputs), and not when it should not (changing the last site

@@ -21,17 +21,13 @@ from .hints import Hint
 def nontrivial(shapes: dict) -> dict[str, torch.Tensor]:
     """Values with some life in them for every weight and bias (a mask buffer is left alone): a
     bias 0.3 times standard normal, a LayerNorm's scale about one, a matrix 1.5 times standard normal
-    over the square root of its input width."""
+    over the square root of its input width (each in the dtype the network keeps it in)."""
     values = {}
     for name, t in shapes.items():
-        if not t.is_floating_point() or not name.endswith(("weight", "bias")):
-            continue
-        if name.endswith("bias"):
-            values[name] = 0.3 * torch.randn(t.shape, dtype=t.dtype)
-        elif t.dim() == 1:
-            values[name] = 1 + 0.3 * torch.randn(t.shape, dtype=t.dtype)
-        else:
-            values[name] = 1.5 * torch.randn(t.shape, dtype=t.dtype) / math.sqrt(t.shape[-1])
+        if t.is_floating_point() and name.endswith(("weight", "bias")):
+            drawn = torch.randn(t.shape, dtype=t.dtype)
+            values[name] = 0.3 * drawn if name.endswith("bias") else \
+                1 + 0.3 * drawn if t.dim() == 1 else 1.5 * drawn / math.sqrt(t.shape[-1])
     return values
 
 
@@ -105,6 +101,18 @@ def hears(attn: Any, x: torch.Tensor) -> tuple:
     if not (T < 2 or int(allowed.sum()) > T):
         raise Hint("no site of your attention hears another site: each output depends on its own site only")
     return base, allowed
+
+
+def as_written(Config: Any, SelfAttention: Any, B: int, T: int, D: int, H: int, C: int) -> bool:
+    """A SelfAttention of H heads (context C, in double precision) with weights the check set gives,
+    for x of shape (B, T, D), what the chapter's attention computes with the mask it applies."""
+    cfg = Config(vocab_size=5, context=C, dim=D, heads=H, layers=1, dropout=0.0)
+    attn = SelfAttention(cfg).double().eval()
+    values = nontrivial(attn.params(values=False))
+    attn.set_params(values)
+    x = torch.randn(B, T, D, dtype=torch.float64)
+    out, allowed = hears(attn, x)           # which sites the mask lets each site hear, whatever it is
+    return close(out, attention(values, x, H, allowed), atol=1e-8, rtol=1e-6)
 
 
 def attends(attn: Any, values: dict, x: torch.Tensor) -> torch.Tensor:

@@ -80,3 +80,18 @@ def and_weights(piece: Any) -> Any:
     def call(*args: Any) -> tuple:
         return piece(*args), piece.weights.get()
     return call
+
+
+def keeps_shape(Piece: Any, sizes: list[tuple], what: str) -> None:
+    """Piece(dim, heads), with the reference Attention in place of the notebook's, gives back the
+    shape of its input, for a batch (batch, L, dim) and for one sentence (L, dim)."""
+    from .reference import attention
+    for dim, heads, batch, L in sizes:
+        piece = Piece(dim, heads)
+        with piece.swapped(Attention=attention):
+            out = piece(torch.randn(batch, L, dim))
+            assert tuple(out.shape) == (batch, L, dim), \
+                f"{what}({dim}, {heads}) on a batch of shape {(batch, L, dim)} gave {tuple(out.shape)}"
+            out = piece(torch.randn(L, dim))
+            assert tuple(out.shape) == (L, dim), \
+                f"{what}({dim}, {heads}) on one sentence of shape {(L, dim)} gave {tuple(out.shape)}"

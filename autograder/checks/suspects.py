@@ -44,23 +44,40 @@ def suspect(P: dict, x: torch.Tensor, H: int, bug: str | None = None) -> torch.T
     return joined @ W["out.weight"].T + W["out.bias"]
 
 
-def same_as_pytorch(SameAsPyTorch: Any, attn: Any, P: dict, x: torch.Tensor, H: int, bug: str | None) -> Any:
+def same_as_pytorch(SameAsPyTorch: Any, attn: Any, P: dict, x: torch.Tensor, H: int,
+                    bug: str | None) -> Any:
     """(what the student's SameAsPyTorch says about a GIVEN Suspect whose attention is
     suspect(P, ., H, bug), what it should say); None when the bug changes the numbers too little to
-    call."""
+    call. The Suspect's forward hands its work to SuspectAttention, which the check computes."""
     gap = (suspect(P, x, H, bug) - suspect(P, x, H)).abs().max().item()
     if 1e-7 <= gap <= 1e-3:
         return None
+    with SameAsPyTorch.swapped(SuspectAttention=lambda attn, x: suspect(P, x, H, bug).to(x.dtype)):
+        if not close(attn(x), suspect(P, x, H, bug).to(x.dtype), atol=1e-6):
+            raise AssertionError("the GIVEN Suspect does not hand its forward to SuspectAttention: run its "
+                                 "cell as given")
+        return truth(SameAsPyTorch(attn, x), "SameAsPyTorch"), gap < 1e-7
 
-    def SuspectAttention(attn: Any, x: torch.Tensor) -> torch.Tensor:      # the suspect's forward, here
-        return suspect(P, x, H, bug).to(x.dtype)
 
-    with SameAsPyTorch.swapped(SuspectAttention=SuspectAttention):
-        shown = attn(x)
-        assert close(shown, suspect(P, x, H, bug).to(x.dtype), atol=1e-6), \
-            "the GIVEN Suspect does not hand its forward to SuspectAttention: run its cell as given"
-        said = truth(SameAsPyTorch(attn, x), "SameAsPyTorch")
-    return said, gap < 1e-7
+def judges_suspects(Config: Any, Suspect: Any, SameAsPyTorch: Any, sizes: list, bugs: tuple) -> int:
+    """The student's SameAsPyTorch on GIVEN Suspects of each of `sizes` (B, T, D, H, C) with each of
+    `bugs`: it must say True for the right ones and False for the others. Returns how many broken
+    ones it was asked about."""
+    from .chapter import nontrivial
+    broken = 0
+    for B, T, D, H, C in sizes:
+        attn = Suspect(Config(vocab_size=5, context=C, dim=D, heads=H, layers=1, dropout=0.0)).eval()
+        P = nontrivial(attn.params(values=False))
+        attn.set_params(P)
+        x = torch.randn(B, T, D)
+        for bug in bugs:
+            found = same_as_pytorch(SameAsPyTorch, attn, P, x, H, bug)
+            if found is not None:
+                said, right = found
+                broken += not right
+                assert said == right, f"B={B}, T={T}, dim={D}, heads={H}: for an attention {BUGS[bug]} " \
+                    f"your SameAsPyTorch said {said}"
+    return broken
 
 
 class Peeking(torch.nn.Module):

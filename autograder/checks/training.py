@@ -52,3 +52,15 @@ def one_batch_gradient(params: dict[str, torch.Tensor], dim: int, batches: int =
         DiffusionLoss(copy, x_0, MASK).backward()
         one.append(math.sqrt(sum(float((p.grad.double() ** 2).sum()) for p in copy.parameters())))
     return sum(one) / len(one)
+
+
+def trained(TrainTwoSentences: Any, seed: int, dim: int, sentences: int, steps: int) -> tuple:
+    """A NoTalking of the course (made on the student's side, seeded with `seed`) trained by the
+    student's TrainTwoSentences for `steps` steps: (the network, its loss before, its parameters
+    after)."""
+    from course.handles import given
+    torch.manual_seed(seed)
+    net = given("NoTalking")(len(vocab), dim=dim)
+    before = two_sentence_loss(net.params(), dim=dim, sentences=sentences)
+    TrainTwoSentences(net, steps=steps)
+    return net, before, net.params()

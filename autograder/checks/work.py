@@ -51,6 +51,19 @@ def logits_use(net: Any, V: int, L: int, tables: tuple[str, ...]) -> None:
         net.set_params({name: values[name]})
 
 
+TABLES = ("embed.weight", "position.weight", "out.weight")
+
+
+def position_net(WithPosition: Any, V: int, M: int, L: int) -> tuple:
+    """A WithPosition(V, 32, M) that uses the tokens and each of its tables: (the network, its
+    parameters' shapes, L cut to its position table's rows)."""
+    net = WithPosition(V, 32, M)
+    shapes = net.params(values=False)
+    L = params.rows(shapes, "position.weight", L)
+    logits_use(net, V, max(1, min(5, L)), TABLES)
+    return net, shapes, L
+
+
 def _pair(answer: Any, piece: str) -> tuple:
     """(out, weights) from what `piece` returned."""
     if type(answer) not in (tuple, list) or len(answer) != 2:

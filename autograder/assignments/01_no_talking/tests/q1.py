@@ -6,11 +6,7 @@ name = "q1"
 points = 2
 
 
-@test_case(
-    points=0, hidden=False,
-    failure_message=(
-        'rows_shape should be a shape (a torch.Size or a tuple) and identical_rows a list of row '
-        'numbers between 0 and 4.'))
+@test_case(points=0, hidden=False, failure_message='rows_shape should be a shape (a torch.Size or a tuple) and identical_rows a list of row numbers between 0 and 4.')  # noqa: E501
 def test_format(rows_shape, identical_rows):
     import torch
 
@@ -26,22 +22,14 @@ def test_format(rows_shape, identical_rows):
     assert all(i == int(i) and 0 <= i < 5 for i in rows), "identical_rows is not a list of row numbers"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Not the right shape: x has one index of length 5 (five words), and every word becomes a '
-        'row of 8 numbers.'))
+@test_case(points=1, hidden=True, failure_message='Not the right shape: x has one index of length 5 (five words), and every word becomes a row of 8 numbers.')  # noqa: E501
 def test_rows_shape(rows_shape):
     from autograder.checks import answers
     from course.handles import student
     assert answers.numbers(student(rows_shape), "rows_shape") == [5, 8], "not (5, 8)"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Not the right rows. Row i of table[x] is the row of the table for the i-th word; which '
-        'words of the sentence are the same?'))
+@test_case(points=1, hidden=True, failure_message='Not the right rows. Row i of table[x] is the row of the table for the i-th word; which words of the sentence are the same?')  # noqa: E501
 def test_identical_rows(identical_rows):
     from autograder.checks import answers
     from course.handles import student

@@ -6,11 +6,7 @@ name = "q3"
 points = 1
 
 
-@test_case(
-    points=1, hidden=False,
-    failure_message=(
-        'embed should be nn.Embedding(len(vocab), 8), and embed_matches the True or False that '
-        'torch.allclose(embed(x), embed.weight[x]) returns.'))
+@test_case(points=1, hidden=False, failure_message='embed should be nn.Embedding(len(vocab), 8), and embed_matches the True or False that torch.allclose(embed(x), embed.weight[x]) returns.')  # noqa: E501
 def test_embed(embed, embed_matches):
     import torch
 

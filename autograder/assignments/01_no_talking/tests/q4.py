@@ -6,9 +6,7 @@ name = "q4"
 points = 1
 
 
-@test_case(
-    points=0, hidden=False,
-    failure_message='batch_shape should be a shape (a torch.Size or a tuple).')
+@test_case(points=0, hidden=False, failure_message='batch_shape should be a shape (a torch.Size or a tuple).')
 def test_batch_shape_format(batch_shape):
     import torch
 
@@ -20,11 +18,7 @@ def test_batch_shape_format(batch_shape):
     assert all(number(n) == int(number(n)) for n in shape), "batch_shape is not a shape"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Not the right shape. The batch has shape (64, 4): every one of its integers becomes a '
-        'vector of 8 numbers.'))
+@test_case(points=1, hidden=True, failure_message='Not the right shape. The batch has shape (64, 4): every one of its integers becomes a vector of 8 numbers.')  # noqa: E501
 def test_batch_shape(batch_shape, embed):
     from autograder.checks import answers
     from course.handles import student

@@ -6,11 +6,7 @@ name = "q5"
 points = 4
 
 
-@test_case(
-    points=1, hidden=False,
-    failure_message=(
-        'TrainTwoSentences(net, steps=3) should return a list of 3 plain numbers: the loss of every'
-        ' step (use loss.item(), not the loss tensor).'))
+@test_case(points=1, hidden=False, failure_message='TrainTwoSentences(net, steps=3) should return a list of 3 plain numbers: the loss of every step (use loss.item(), not the loss tensor).')  # noqa: E501
 def test_returns_list(TrainTwoSentences):
     import torch
 
@@ -35,49 +31,24 @@ def test_returns_list(TrainTwoSentences):
         "these numbers are not the losses of the network: append the loss.item() of every step"
 
 
-@test_case(
-    points=2, hidden=True,
-    failure_message=(
-        'A network trained with your TrainTwoSentences for 150 steps did not get better (its '
-        'DiffusionLoss, measured by the autograder, barely moved). Does every step call '
-        'loss.backward() and then opt.step(), with an optimizer made from the parameters of the '
-        'network you were given?'))
+@test_case(points=2, hidden=True, failure_message='A network trained with your TrainTwoSentences for 150 steps did not get better (its DiffusionLoss, measured by the autograder, barely moved). Does every step call loss.backward() and then opt.step(), with an optimizer made from the parameters of the network you were given?')  # noqa: E501
 def test_trains(TrainTwoSentences):
-    import torch
-
     from autograder.checks import training
-    from course import vocab
-    from course.handles import given, student
+    from course.handles import student
     TrainTwoSentences = student(TrainTwoSentences)
-    torch.manual_seed(1)
-    net = given("NoTalking")(len(vocab), dim=16)
-    before = training.two_sentence_loss(net.params(), dim=16, sentences=2048)
-    TrainTwoSentences(net, steps=150)
-    after = training.two_sentence_loss(net.params(), dim=16, sentences=2048)
+    net, before, params = training.trained(TrainTwoSentences, seed=1, dim=16, sentences=2048, steps=150)
+    after = training.two_sentence_loss(params, dim=16, sentences=2048)
     assert after < before - 1.0, f"the loss went from {before:.2f} to {after:.2f}"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Either your TrainTwoSentences did not train the network in 10 steps, or the gradients pile'
-        ' up from step to step: after a few steps the network holds the sum of the gradients of all'
-        ' the steps, not of one. Every step should call opt.zero_grad() (before loss.backward()), '
-        'then loss.backward() and opt.step().'))
+@test_case(points=1, hidden=True, failure_message='Either your TrainTwoSentences did not train the network in 10 steps, or the gradients pile up from step to step: after a few steps the network holds the sum of the gradients of all the steps, not of one. Every step should call opt.zero_grad() (before loss.backward()), then loss.backward() and opt.step().')  # noqa: E501
 def test_zero_grad(TrainTwoSentences):
     import math
 
-    import torch
-
     from autograder.checks import training
-    from course import vocab
-    from course.handles import given, student
+    from course.handles import student
     TrainTwoSentences = student(TrainTwoSentences)
-    torch.manual_seed(3)
-    net = given("NoTalking")(len(vocab), dim=8)
-    before = training.two_sentence_loss(net.params(), dim=8, sentences=1024)
-    TrainTwoSentences(net, steps=10)
-    params = net.params()
+    net, before, params = training.trained(TrainTwoSentences, seed=3, dim=8, sentences=1024, steps=10)
     # the gradients only matter in a function that trains: 10 steps of Adam lower the loss
     assert training.two_sentence_loss(params, dim=8, sentences=1024) < before - 0.05, \
         "TrainTwoSentences did not train the network"

@@ -6,11 +6,7 @@ name = "q9"
 points = 3
 
 
-@test_case(
-    points=0, hidden=False,
-    failure_message=(
-        'word_frequencies should be a dictionary from words to numbers that add up to one; '
-        'frequency_entropy and no_talking_loss should be numbers.'))
+@test_case(points=0, hidden=False, failure_message='word_frequencies should be a dictionary from words to numbers that add up to one; frequency_entropy and no_talking_loss should be numbers.')  # noqa: E501
 def test_format(word_frequencies, frequency_entropy, no_talking_loss):
     from course.handles import number, student
     frequencies = student(word_frequencies)
@@ -20,11 +16,7 @@ def test_format(word_frequencies, frequency_entropy, no_talking_loss):
     number(student(frequency_entropy)), number(student(no_talking_loss))
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        "Some frequencies are off. Each sentence has 4 positions: 'the' fills one of them in both "
-        "sentences, 'cat' one in the sentence that has probability 0.8, and so on."))
+@test_case(points=1, hidden=True, failure_message="Some frequencies are off. Each sentence has 4 positions: 'the' fills one of them in both sentences, 'cat' one in the sentence that has probability 0.8, and so on.")  # noqa: E501
 def test_frequencies(word_frequencies):
     from autograder.checks import answers
     from course.handles import number, student
@@ -35,11 +27,7 @@ def test_frequencies(word_frequencies):
         assert abs(number(frequencies.get(word, 0)) - truth.get(word, 0)) < 1e-6, f"{word!r} is off"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'The entropy should be -sum p log p over the words of your dictionary, with the natural log'
-        ' (math.log): about 1.64 for the right frequencies.'))
+@test_case(points=1, hidden=True, failure_message='The entropy should be -sum p log p over the words of your dictionary, with the natural log (math.log): about 1.64 for the right frequencies.')  # noqa: E501
 def test_entropy(frequency_entropy, word_frequencies):
     from autograder.checks import answers
     from course.handles import number, student
@@ -51,11 +39,7 @@ def test_entropy(frequency_entropy, word_frequencies):
     assert min(abs(entropy - t) for t in targets) < 0.005, "not -sum p log p"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'The loss should be four times the entropy (one cost per position, four positions): about '
-        '6.55.'))
+@test_case(points=1, hidden=True, failure_message='The loss should be four times the entropy (one cost per position, four positions): about 6.55.')  # noqa: E501
 def test_loss(no_talking_loss, frequency_entropy, word_frequencies):
     from autograder.checks import answers
     from course.handles import StudentError, number, student

@@ -6,11 +6,7 @@ name = "q1"
 points = 7
 
 
-@test_case(
-    points=1, hidden=False,
-    failure_message=(
-        'WithPosition(len(vocab)) should have embed, position and out, and turn a batch of shape '
-        '(64, 4) into logits of shape (64, 4, len(vocab)).'))
+@test_case(points=1, hidden=False, failure_message='WithPosition(len(vocab)) should have embed, position and out, and turn a batch of shape (64, 4) into logits of shape (64, 4, len(vocab)).')  # noqa: E501
 def test_page_shapes(WithPosition):
     import torch
 
@@ -30,13 +26,7 @@ def test_page_shapes(WithPosition):
     assert tuple(logits.shape) == (64, 4, len(vocab)), f"got {tuple(logits.shape)}"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'WithPosition(vocab_size, dim, max_length) should have embed = nn.Embedding(vocab_size, '
-        'dim), position = nn.Embedding(max_length, dim) and out = nn.Linear(dim, vocab_size), and '
-        'nothing else: vocab_size*dim + max_length*dim + dim*vocab_size + vocab_size parameters. '
-        'Are you using the arguments (not fixed numbers)?'))
+@test_case(points=1, hidden=True, failure_message='WithPosition(vocab_size, dim, max_length) should have embed = nn.Embedding(vocab_size, dim), position = nn.Embedding(max_length, dim) and out = nn.Linear(dim, vocab_size), and nothing else: vocab_size*dim + max_length*dim + dim*vocab_size + vocab_size parameters. Are you using the arguments (not fixed numbers)?')  # noqa: E501
 def test_sizes(WithPosition):
     import torch
 
@@ -55,11 +45,7 @@ def test_sizes(WithPosition):
     assert params.shapes(net).get("position.weight") == (9, 5), "keywords"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'For a batch of shape (batch, L), with any L up to max_length and any vocab_size, the '
-        'logits should have shape (batch, L, vocab_size).'))
+@test_case(points=1, hidden=True, failure_message='For a batch of shape (batch, L), with any L up to max_length and any vocab_size, the logits should have shape (batch, L, vocab_size).')  # noqa: E501
 def test_random_shapes(WithPosition):
     import torch
 
@@ -76,13 +62,7 @@ def test_random_shapes(WithPosition):
             f"logits of shape {tuple(getattr(logits, 'shape', ()))} for a batch of shape {(batch, L)}"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'With a position table of zeros, your logits should be self.out of the word vectors, '
-        'out(embed[x_i]), computed from your own tables: look the tokens up in self.embed and apply'
-        ' self.out (weight and bias). (This check also asks that your logits depend on the tokens '
-        'and on each of self.embed, self.position and self.out.)'))
+@test_case(points=1, hidden=True, failure_message='With a position table of zeros, your logits should be self.out of the word vectors, out(embed[x_i]), computed from your own tables: look the tokens up in self.embed and apply self.out (weight and bias). (This check also asks that your logits depend on the tokens and on each of self.embed, self.position and self.out.)')  # noqa: E501
 def test_words(WithPosition):
     import torch
 
@@ -91,10 +71,7 @@ def test_words(WithPosition):
     WithPosition = student(WithPosition)
     torch.manual_seed(2)
     for V, M, batch, L in [(14, 64, 4, 4), (9, 20, 3, 13), (8, 9, 2, 8)]:
-        net = WithPosition(V, 32, M)
-        shapes = net.params(values=False)
-        L = params.rows(shapes, "position.weight", L)
-        work.logits_use(net, V, max(1, min(5, L)), ("embed.weight", "position.weight", "out.weight"))
+        net, shapes, L = work.position_net(WithPosition, V, M, L)
         values = params.normal(shapes)
         if "position.weight" in values:
             values["position.weight"] = torch.zeros(shapes["position.weight"].shape)
@@ -103,14 +80,7 @@ def test_words(WithPosition):
         assert close(net(x), reference.word_logits(values, x), atol=1e-4), "the logits differ"
 
 
-@test_case(
-    points=2, hidden=True,
-    failure_message=(
-        'The positions do not change your logits as they should: the word at position i gets row i '
-        'of self.position added to its vector (i = 0, 1, ..., L-1, the same for every sentence of '
-        'the batch), so that the same word guesses differently at different positions. Are the '
-        'position vectors added to the word vectors, and looked up at the positions 0..L-1 (not at '
-        'the tokens)?'))
+@test_case(points=2, hidden=True, failure_message='The positions do not change your logits as they should: the word at position i gets row i of self.position added to its vector (i = 0, 1, ..., L-1, the same for every sentence of the batch), so that the same word guesses differently at different positions. Are the position vectors added to the word vectors, and looked up at the positions 0..L-1 (not at the tokens)?')  # noqa: E501
 def test_positions(WithPosition):
     import torch
 
@@ -119,10 +89,7 @@ def test_positions(WithPosition):
     WithPosition = student(WithPosition)
     torch.manual_seed(3)
     for V, M, batch, L in [(14, 64, 4, 4), (9, 20, 3, 13), (11, 9, 2, 8), (7, 10, 3, 1), (30, 7, 2, 6)]:
-        net = WithPosition(V, 32, M)
-        shapes = net.params(values=False)
-        L = params.rows(shapes, "position.weight", L)
-        work.logits_use(net, V, max(1, min(5, L)), ("embed.weight", "position.weight", "out.weight"))
+        net, shapes, L = work.position_net(WithPosition, V, M, L)
         values = params.put(net, params.normal(shapes))
         x = torch.randint(0, V, (batch, L))
         x[0] = x[0, 0]                           # one word repeated: only the positions tell them apart
@@ -135,13 +102,7 @@ def test_positions(WithPosition):
             "the positions add the wrong amount"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Your positions are not made on the device of x: when x lives on a GPU your network would '
-        'crash. Make them with torch.arange(x.shape[-1], device=x.device). (This check is for a '
-        'WithPosition that works on the CPU: logits that depend on the tokens and on each of '
-        'self.embed, self.position and self.out.)'))
+@test_case(points=1, hidden=True, failure_message='Your positions are not made on the device of x: when x lives on a GPU your network would crash. Make them with torch.arange(x.shape[-1], device=x.device). (This check is for a WithPosition that works on the CPU: logits that depend on the tokens and on each of self.embed, self.position and self.out.)')  # noqa: E501
 def test_device(WithPosition):
     import torch
 

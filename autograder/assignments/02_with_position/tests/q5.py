@@ -6,9 +6,7 @@ name = "q5"
 points = 2
 
 
-@test_case(
-    points=0, hidden=False,
-    failure_message='PredictedNonsense(0.8) should return a number between 0 and 1.')
+@test_case(points=0, hidden=False, failure_message='PredictedNonsense(0.8) should return a number between 0 and 1.')  # noqa: E501
 def test_is_fraction(PredictedNonsense):
     from course.handles import number, student
     PredictedNonsense = student(PredictedNonsense)
@@ -16,12 +14,7 @@ def test_is_fraction(PredictedNonsense):
         "PredictedNonsense(0.8) should be a fraction between 0 and 1"
 
 
-@test_case(
-    points=2, hidden=True,
-    failure_message=(
-        "Not quite. A sentence is nonsense when exactly one of the two choices goes the 'cat ... "
-        "alive' way: cat and empty, or box and alive. Add the probabilities of those two cases, as "
-        'a function of p.'))
+@test_case(points=2, hidden=True, failure_message="Not quite. A sentence is nonsense when exactly one of the two choices goes the 'cat ... alive' way: cat and empty, or box and alive. Add the probabilities of those two cases, as a function of p.")  # noqa: E501
 def test_predicted(PredictedNonsense):
     from course.handles import number, student
     PredictedNonsense = student(PredictedNonsense)

@@ -6,11 +6,7 @@ name = "q1"
 points = 8
 
 
-@test_case(
-    points=1, hidden=False,
-    failure_message=(
-        'For q, k, v of shape (5, 8) Attention must return out of shape (5, 8) and weights of shape'
-        ' (5, 5) whose rows add up to one.'))
+@test_case(points=1, hidden=False, failure_message='For q, k, v of shape (5, 8) Attention must return out of shape (5, 8) and weights of shape (5, 5) whose rows add up to one.')  # noqa: E501
 def test_one_sentence(Attention):
     import torch
 
@@ -24,12 +20,7 @@ def test_one_sentence(Attention):
     assert close(weights.sum(dim=-1), torch.ones(5)), "the rows of the weights do not add up to one"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'For random sizes, every row of your weights should be a probability distribution (no '
-        'negative entries, adding up to one), made from the queries and the keys. Is the softmax '
-        'over the last index (j)? Do your weights change with q and k, and your output with v?'))
+@test_case(points=1, hidden=True, failure_message='For random sizes, every row of your weights should be a probability distribution (no negative entries, adding up to one), made from the queries and the keys. Is the softmax over the last index (j)? Do your weights change with q and k, and your output with v?')  # noqa: E501
 def test_rows_are_probabilities(Attention):
     import torch
 
@@ -45,12 +36,7 @@ def test_rows_are_probabilities(Attention):
         properties.rows_are_probabilities(weights, L)
 
 
-@test_case(
-    points=3, hidden=True,
-    failure_message=(
-        'For one sentence of random size your output or weights differ from softmax(q k^T / '
-        'sqrt(d)) and F.scaled_dot_product_attention. Check the scale (d is the length of the query'
-        ' vectors, q.shape[-1]), the sign of the energy, and that the output is weights @ v.'))
+@test_case(points=3, hidden=True, failure_message='For one sentence of random size your output or weights differ from softmax(q k^T / sqrt(d)) and F.scaled_dot_product_attention. Check the scale (d is the length of the query vectors, q.shape[-1]), the sign of the energy, and that the output is weights @ v.')  # noqa: E501
 def test_values_one_sentence(Attention):
     import torch
     import torch.nn.functional as F
@@ -69,14 +55,7 @@ def test_values_one_sentence(Attention):
         assert close(out, F.scaled_dot_product_attention(q, k, v)), "differs from pytorch"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Your Attention does not work on a batch. For q, k, v of shape (batch, L, d) it should '
-        'return out (batch, L, d) and weights (batch, L, L), each sentence exactly as if it came '
-        'alone. Use -2 and -1 for the indices (k.transpose(-2, -1), softmax over dim=-1), not .T or'
-        ' 0 and 1. (This check is for an Attention whose weights change with q and k, and whose '
-        'output changes with v.)'))
+@test_case(points=1, hidden=True, failure_message='Your Attention does not work on a batch. For q, k, v of shape (batch, L, d) it should return out (batch, L, d) and weights (batch, L, L), each sentence exactly as if it came alone. Use -2 and -1 for the indices (k.transpose(-2, -1), softmax over dim=-1), not .T or 0 and 1. (This check is for an Attention whose weights change with q and k, and whose output changes with v.)')  # noqa: E501
 def test_batched(Attention):
     import torch
 
@@ -97,12 +76,7 @@ def test_batched(Attention):
         properties.batch_is_alone(Attention, (q, k, v), (out, weights), [first, last])
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        "Gradients do not flow through your Attention as they should. Don't detach anything (and "
-        "don't use torch.no_grad or .item()) inside Attention, or Q, K and V can never be trained; "
-        'and the weights must come from the queries and keys, the output from the values.'))
+@test_case(points=1, hidden=True, failure_message="Gradients do not flow through your Attention as they should. Don't detach anything (and don't use torch.no_grad or .item()) inside Attention, or Q, K and V can never be trained; and the weights must come from the queries and keys, the output from the values.")  # noqa: E501
 def test_gradients(Attention):
     import torch
 
@@ -133,12 +107,7 @@ def test_gradients(Attention):
                                     "the gradient does not match how the output changes")
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Your Attention either does not work yet (its weights must change with q and k, its output '
-        'with v), or uses one of the pieces the rules forbid (F.scaled_dot_product_attention, '
-        'nn.MultiheadAttention or nn.Transformer...). Build it from @, transpose and softmax.'))
+@test_case(points=1, hidden=True, failure_message='Your Attention either does not work yet (its weights must change with q and k, its output with v), or uses one of the pieces the rules forbid (F.scaled_dot_product_attention, nn.MultiheadAttention or nn.Transformer...). Build it from @, transpose and softmax.')  # noqa: E501
 def test_rules(Attention):
     import torch
 

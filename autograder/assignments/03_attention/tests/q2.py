@@ -6,11 +6,7 @@ name = "q2"
 points = 2
 
 
-@test_case(
-    points=0, hidden=False,
-    failure_message=(
-        'rows_add_to_one and agrees_with_pytorch should each be True or False: what '
-        'torch.allclose(...) says.'))
+@test_case(points=0, hidden=False, failure_message='rows_add_to_one and agrees_with_pytorch should each be True or False: what torch.allclose(...) says.')  # noqa: E501
 def test_checks_are_true_or_false(rows_add_to_one, agrees_with_pytorch):
     import torch
 
@@ -22,11 +18,7 @@ def test_checks_are_true_or_false(rows_add_to_one, agrees_with_pytorch):
         assert ok, f"{name} should be True or False (what torch.allclose gives you), not {answer!r}"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'rows_add_to_one does not say what your own Attention does on your q, k, v: set it to '
-        'torch.allclose(weights.sum(dim=-1), torch.ones(5)), with weights from Attention(q, k, v).'))
+@test_case(points=1, hidden=True, failure_message='rows_add_to_one does not say what your own Attention does on your q, k, v: set it to torch.allclose(weights.sum(dim=-1), torch.ones(5)), with weights from Attention(q, k, v).')  # noqa: E501
 def test_rows_check(Attention, q, k, v, rows_add_to_one):
     import torch
 
@@ -43,12 +35,7 @@ def test_rows_check(Attention, q, k, v, rows_add_to_one):
         f"{'do' if truth else 'do not'} add up to one"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'agrees_with_pytorch does not say what your own Attention does on your q, k, v: set it to '
-        'torch.allclose(out, F.scaled_dot_product_attention(q, k, v), atol=1e-6), with out from '
-        'Attention(q, k, v).'))
+@test_case(points=1, hidden=True, failure_message='agrees_with_pytorch does not say what your own Attention does on your q, k, v: set it to torch.allclose(out, F.scaled_dot_product_attention(q, k, v), atol=1e-6), with out from Attention(q, k, v).')  # noqa: E501
 def test_pytorch_check(Attention, q, k, v, agrees_with_pytorch):
     import torch
     import torch.nn.functional as F

@@ -6,12 +6,7 @@ name = "q5"
 points = 2
 
 
-@test_case(
-    points=1, hidden=False,
-    failure_message=(
-        'shuffle_agrees should say what torch.allclose(shuffled_out, out[perm], atol=1e-6) says for'
-        ' your own Attention on your q[perm], k[perm], v[perm] (perm from torch.randperm(5)), '
-        'compared with your out.'))
+@test_case(points=1, hidden=False, failure_message='shuffle_agrees should say what torch.allclose(shuffled_out, out[perm], atol=1e-6) says for your own Attention on your q[perm], k[perm], v[perm] (perm from torch.randperm(5)), compared with your out.')  # noqa: E501
 def test_shuffle_agrees(Attention, q, k, v, perm, shuffle_agrees):
     import torch
 
@@ -32,13 +27,7 @@ def test_shuffle_agrees(Attention, q, k, v, perm, shuffle_agrees):
     assert answer == bool(truth), f"shuffle_agrees is {answer}, but for your Attention it is {bool(truth)}"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Shuffling the sites should shuffle both the output rows and the weights, for any sizes. '
-        'Site perm[i] is now site i, for the queries (the rows of the weights) and for the keys '
-        '(their columns). Which of the four expressions moves both? (This check is for an Attention'
-        ' whose weights change with q and k, and whose output changes with v.)'))
+@test_case(points=1, hidden=True, failure_message='Shuffling the sites should shuffle both the output rows and the weights, for any sizes. Site perm[i] is now site i, for the queries (the rows of the weights) and for the keys (their columns). Which of the four expressions moves both? (This check is for an Attention whose weights change with q and k, and whose output changes with v.)')  # noqa: E501
 def test_permutation(Attention, shuffled_weights_are):
     import torch
 

@@ -6,11 +6,7 @@ name = "q1"
 points = 9
 
 
-@test_case(
-    points=1, hidden=False,
-    failure_message=(
-        'For head = Head(32, 8) and x of shape (64, 5, 32), head(x) should have shape (64, 5, 8) '
-        'and head.weights shape (64, 5, 5).'))
+@test_case(points=1, hidden=False, failure_message='For head = Head(32, 8) and x of shape (64, 5, 32), head(x) should have shape (64, 5, 8) and head.weights shape (64, 5, 5).')  # noqa: E501
 def test_page_shapes(Head):
     import math
 
@@ -33,11 +29,7 @@ def test_page_shapes(Head):
     assert tuple(weights.shape) == (64, 5, 5), f"head.weights has shape {tuple(weights.shape)}"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Head(dim, head_dim) should have exactly 3 * dim * head_dim trainable numbers: self.Q, '
-        'self.K and self.V are each nn.Linear(dim, head_dim, bias=False) (no biases, nothing else).'))
+@test_case(points=1, hidden=True, failure_message='Head(dim, head_dim) should have exactly 3 * dim * head_dim trainable numbers: self.Q, self.K and self.V are each nn.Linear(dim, head_dim, bias=False) (no biases, nothing else).')  # noqa: E501
 def test_parameter_count(Head):
     import torch
 
@@ -57,13 +49,7 @@ def test_parameter_count(Head):
             assert f"{name}.bias" not in shapes, f"self.{name} has a bias"
 
 
-@test_case(
-    points=2, hidden=True,
-    failure_message=(
-        "For one sentence, your Head's output or head.weights are not what the page asks for: "
-        'queries self.Q(x), keys self.K(x), values self.V(x) (no biases), passed to Attention in '
-        'that order; head.weights should be the weights Attention returned and the output what it '
-        'returned for them.'))
+@test_case(points=2, hidden=True, failure_message="For one sentence, your Head's output or head.weights are not what the page asks for: queries self.Q(x), keys self.K(x), values self.V(x) (no biases), passed to Attention in that order; head.weights should be the weights Attention returned and the output what it returned for them.")  # noqa: E501
 def test_values(Head):
     import math
 
@@ -88,12 +74,7 @@ def test_values(Head):
             f"Head({dim}, {head_dim}): the output is not weights @ v for v = self.V(x)"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Your Head does not work on a batch. For x of shape (batch, L, dim) it should return '
-        '(batch, L, head_dim) and keep head.weights of shape (batch, L, L), each sentence exactly '
-        'as if it came alone.'))
+@test_case(points=1, hidden=True, failure_message='Your Head does not work on a batch. For x of shape (batch, L, dim) it should return (batch, L, head_dim) and keep head.weights of shape (batch, L, L), each sentence exactly as if it came alone.')  # noqa: E501
 def test_batched(Head):
     import math
 
@@ -119,11 +100,7 @@ def test_batched(Head):
                                       sorted({0, batch - 1}), atol=1e-5, rtol=1e-4)
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'After a call, head.weights should be a detached copy of the weights (weights.detach()): a '
-        'tensor that does not require gradients.'))
+@test_case(points=1, hidden=True, failure_message='After a call, head.weights should be a detached copy of the weights (weights.detach()): a tensor that does not require gradients.')  # noqa: E501
 def test_weights_detached(Head):
     import torch
 
@@ -139,13 +116,7 @@ def test_weights_detached(Head):
     assert info["requires_grad"] is False, "head.weights requires gradients: save weights.detach()"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        "Training must be able to reach Q, K and V: the gradients of your Head's output with "
-        'respect to their matrices are missing, or do not match how the output changes when the '
-        "matrices change. Don't detach the output or compute it under torch.no_grad; only the saved"
-        ' copy self.weights is detached.'))
+@test_case(points=1, hidden=True, failure_message="Training must be able to reach Q, K and V: the gradients of your Head's output with respect to their matrices are missing, or do not match how the output changes when the matrices change. Don't detach the output or compute it under torch.no_grad; only the saved copy self.weights is detached.")  # noqa: E501
 def test_gradients(Head):
     import math
 
@@ -181,12 +152,7 @@ def test_gradients(Head):
             head.set_params({name: start[name]})
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'A head, like Attention, should not care about the order of the sites: shuffling the sites '
-        'of x should shuffle the rows of the output (and the rows and columns of head.weights) the '
-        'same way.'))
+@test_case(points=1, hidden=True, failure_message='A head, like Attention, should not care about the order of the sites: shuffling the sites of x should shuffle the rows of the output (and the rows and columns of head.weights) the same way.')  # noqa: E501
 def test_permutation(Head):
     import torch
 
@@ -204,12 +170,7 @@ def test_permutation(Head):
                                    atol=1e-5, rtol=1e-4)
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Either your Head does not compute its output from x with Q, K, V and Attention yet, or it '
-        'uses one of the pieces the rules forbid (nn.MultiheadAttention, nn.Transformer... or '
-        'F.scaled_dot_product_attention). Build it from nn.Linear and your Attention.'))
+@test_case(points=1, hidden=True, failure_message='Either your Head does not compute its output from x with Q, K, V and Attention yet, or it uses one of the pieces the rules forbid (nn.MultiheadAttention, nn.Transformer... or F.scaled_dot_product_attention). Build it from nn.Linear and your Attention.')  # noqa: E501
 def test_rules(Head):
     import torch
 

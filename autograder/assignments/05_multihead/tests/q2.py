@@ -6,10 +6,7 @@ name = "q2"
 points = 8
 
 
-@test_case(
-    points=1, hidden=False,
-    failure_message=(
-        'multi = MultiHead(32, 4) should turn a (64, 5, 32) batch into a (64, 5, 32) batch.'))
+@test_case(points=1, hidden=False, failure_message='multi = MultiHead(32, 4) should turn a (64, 5, 32) batch into a (64, 5, 32) batch.')  # noqa: E501
 def test_multihead_shape(MultiHead):
     import math
 
@@ -31,35 +28,18 @@ def test_multihead_shape(MultiHead):
         f"MultiHead(32, 4) on a (64, 5, 32) batch should give (64, 5, 32), yours gives {tuple(out.shape)}"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'MultiHead should keep the shape of its input, for any dim, heads, batch and length, and '
-        'also for one sentence of shape (L, dim): join the heads with torch.cat(..., dim=-1).'))
+@test_case(points=1, hidden=True, failure_message='MultiHead should keep the shape of its input, for any dim, heads, batch and length, and also for one sentence of shape (L, dim): join the heads with torch.cat(..., dim=-1).')  # noqa: E501
 def test_multihead_shapes_random(MultiHead):
     import torch
 
-    from autograder.checks import reference
+    from autograder.checks import properties
     from course.handles import student
     MultiHead = student(MultiHead)
     torch.manual_seed(1)
-    for dim, heads, batch, L in [(12, 3, 2, 7), (8, 1, 3, 4), (20, 5, 1, 9), (6, 2, 5, 1)]:
-        multi = MultiHead(dim, heads)
-        with multi.swapped(Attention=reference.attention):    # MultiHead is checked with the reference
-            out = multi(torch.randn(batch, L, dim))
-            assert tuple(out.shape) == (batch, L, dim), \
-                f"MultiHead({dim}, {heads}) on a batch of shape {(batch, L, dim)} gave {tuple(out.shape)}"
-            out = multi(torch.randn(L, dim))
-            assert tuple(out.shape) == (L, dim), \
-                f"MultiHead({dim}, {heads}) on one sentence of shape {(L, dim)} gave {tuple(out.shape)}"
+    properties.keeps_shape(MultiHead, [(12, 3, 2, 7), (8, 1, 3, 4), (20, 5, 1, 9), (6, 2, 5, 1)], "MultiHead")
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        "The sizes of your MultiHead's pieces are wrong: self.heads should hold heads heads, each a"
-        ' Head(dim, dim // heads) (three matrices of (dim // heads) x dim), and self.mix should be '
-        'nn.Linear(dim, dim) with its bias; nothing else has parameters.'))
+@test_case(points=1, hidden=True, failure_message="The sizes of your MultiHead's pieces are wrong: self.heads should hold heads heads, each a Head(dim, dim // heads) (three matrices of (dim // heads) x dim), and self.mix should be nn.Linear(dim, dim) with its bias; nothing else has parameters.")  # noqa: E501
 def test_multihead_parameter_count(MultiHead, Head):
     import torch
 
@@ -82,12 +62,7 @@ def test_multihead_parameter_count(MultiHead, Head):
             f"MultiHead({dim}, {heads}) has {total} trainable numbers, more than its heads and mix ({want})"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'self.heads must be an nn.ModuleList of separate heads, one new Head for each (a list '
-        "comprehension, not [Head(...)] * heads), so that PyTorch finds every head's matrices among"
-        ' the parameters.'))
+@test_case(points=1, hidden=True, failure_message="self.heads must be an nn.ModuleList of separate heads, one new Head for each (a list comprehension, not [Head(...)] * heads), so that PyTorch finds every head's matrices among the parameters.")  # noqa: E501
 def test_multihead_separate_registered_heads(MultiHead):
     import torch
 
@@ -108,13 +83,7 @@ def test_multihead_separate_registered_heads(MultiHead):
                     f"MultiHead({dim}, {heads})"
 
 
-@test_case(
-    points=2, hidden=True,
-    failure_message=(
-        'Your MultiHead does not compute self.mix(torch.cat([head(x) for head in self.heads], '
-        'dim=-1)): check that every head gets the same x, that the outputs are glued along the last'
-        " index in order, that mix is applied, and that after a call each head's .weights holds its"
-        ' weights for that input.'))
+@test_case(points=2, hidden=True, failure_message="Your MultiHead does not compute self.mix(torch.cat([head(x) for head in self.heads], dim=-1)): check that every head gets the same x, that the outputs are glued along the last index in order, that mix is applied, and that after a call each head's .weights holds its weights for that input.")  # noqa: E501
 def test_multihead_values(MultiHead):
     import torch
 
@@ -147,11 +116,7 @@ def test_multihead_values(MultiHead):
                 f"heads[{i}].weights does not hold that head's weights for this input"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Shuffling the sites of the input should only shuffle the output of MultiHead in the same '
-        'way (like Attention).'))
+@test_case(points=1, hidden=True, failure_message='Shuffling the sites of the input should only shuffle the output of MultiHead in the same way (like Attention).')  # noqa: E501
 def test_multihead_permutation(MultiHead):
     import torch
 
@@ -168,12 +133,7 @@ def test_multihead_permutation(MultiHead):
             properties.permutation(multi, (x,), perm, site=1, atol=1e-5, rtol=1e-4)
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Your MultiHead does not compute its output from x with its heads and mix yet, or breaks '
-        'the rules: build MultiHead from your own heads; nn.MultiheadAttention, nn.Transformer... '
-        'and F.scaled_dot_product_attention are not allowed.'))
+@test_case(points=1, hidden=True, failure_message='Your MultiHead does not compute its output from x with its heads and mix yet, or breaks the rules: build MultiHead from your own heads; nn.MultiheadAttention, nn.Transformer... and F.scaled_dot_product_attention are not allowed.')  # noqa: E501
 def test_multihead_rules(MultiHead):
     import torch
 

@@ -6,12 +6,7 @@ name = "q1"
 points = 2
 
 
-@test_case(
-    points=0.5, hidden=False,
-    failure_message=(
-        'norm(x) and NormalizeByHand(x) should agree (norm_matches = torch.allclose(norm(x), '
-        'NormalizeByHand(x), atol=1e-4) is True), and NormalizeByHand should do what a fresh '
-        'nn.LayerNorm does on other tensors too.'))
+@test_case(points=0.5, hidden=False, failure_message='norm(x) and NormalizeByHand(x) should agree (norm_matches = torch.allclose(norm(x), NormalizeByHand(x), atol=1e-4) is True), and NormalizeByHand should do what a fresh nn.LayerNorm does on other tensors too.')  # noqa: E501
 def test_norm_matches(norm_matches, NormalizeByHand):
     import torch
     import torch.nn.functional as F
@@ -26,11 +21,7 @@ def test_norm_matches(norm_matches, NormalizeByHand):
         "on a tensor of shape (3, 7, 10), NormalizeByHand does not do what nn.LayerNorm(10) does"
 
 
-@test_case(
-    points=1.5, hidden=True,
-    failure_message=(
-        'NormalizeByHand should subtract the mean and divide by the standard deviation '
-        '(unbiased=False) over the last index only, whatever the shape of x.'))
+@test_case(points=1.5, hidden=True, failure_message='NormalizeByHand should subtract the mean and divide by the standard deviation (unbiased=False) over the last index only, whatever the shape of x.')  # noqa: E501
 def test_normalize_by_hand(NormalizeByHand):
     import torch
 

@@ -6,9 +6,7 @@ name = "q2"
 points = 9
 
 
-@test_case(
-    points=1, hidden=False,
-    failure_message='block = Block(32, 4) should turn a (64, 5, 32) batch into a (64, 5, 32) batch.')
+@test_case(points=1, hidden=False, failure_message='block = Block(32, 4) should turn a (64, 5, 32) batch into a (64, 5, 32) batch.')  # noqa: E501
 def test_block_shape(Block):
     import math
 
@@ -30,36 +28,18 @@ def test_block_shape(Block):
         f"Block(32, 4) on a (64, 5, 32) batch should give (64, 5, 32), yours gives {tuple(out.shape)}"
 
 
-@test_case(
-    points=0.5, hidden=True,
-    failure_message=(
-        'Block should keep the shape of its input, for any dim, heads, batch size and length, and '
-        'for one sentence of shape (L, dim).'))
+@test_case(points=0.5, hidden=True, failure_message='Block should keep the shape of its input, for any dim, heads, batch size and length, and for one sentence of shape (L, dim).')  # noqa: E501
 def test_block_shapes_random(Block):
     import torch
 
-    from autograder.checks import reference
+    from autograder.checks import properties
     from course.handles import student
     Block = student(Block)
     torch.manual_seed(1)
-    for dim, heads, batch, L in [(12, 3, 2, 7), (8, 1, 3, 4), (20, 5, 1, 9), (6, 2, 4, 1)]:
-        block = Block(dim, heads)
-        with block.swapped(Attention=reference.attention):        # Block is checked with the reference
-            out = block(torch.randn(batch, L, dim))
-            assert tuple(out.shape) == (batch, L, dim), \
-                f"Block({dim}, {heads}) on a batch of shape {(batch, L, dim)} gave {tuple(out.shape)}"
-            out = block(torch.randn(L, dim))
-            assert tuple(out.shape) == (L, dim), \
-                f"Block({dim}, {heads}) on one sentence of shape {(L, dim)} gave {tuple(out.shape)}"
+    properties.keeps_shape(Block, [(12, 3, 2, 7), (8, 1, 3, 4), (20, 5, 1, 9), (6, 2, 4, 1)], "Block")
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        "The sizes of your Block's pieces are wrong: norm1 and norm2 are nn.LayerNorm(dim) (a scale"
-        ' and a shift of dim numbers each), attention is MultiHead(dim, heads), and the mlp is '
-        'nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim), both with biases; nothing '
-        'else has parameters.'))
+@test_case(points=1, hidden=True, failure_message="The sizes of your Block's pieces are wrong: norm1 and norm2 are nn.LayerNorm(dim) (a scale and a shift of dim numbers each), attention is MultiHead(dim, heads), and the mlp is nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim), both with biases; nothing else has parameters.")  # noqa: E501
 def test_block_parameter_count(Block, MultiHead):
     from autograder.checks import params
     from course.handles import student
@@ -82,11 +62,7 @@ def test_block_parameter_count(Block, MultiHead):
             f"Block({dim}, {heads}) has {total} trainable numbers, more than its pieces ({want})"
 
 
-@test_case(
-    points=0.5, hidden=True,
-    failure_message=(
-        'You need two different nn.LayerNorm(dim), norm1 and norm2: each has its own trainable '
-        'scale and shift.'))
+@test_case(points=0.5, hidden=True, failure_message='You need two different nn.LayerNorm(dim), norm1 and norm2: each has its own trainable scale and shift.')  # noqa: E501
 def test_block_separate_norms(Block):
     import torch
 
@@ -103,12 +79,7 @@ def test_block_separate_norms(Block):
             assert name in found, f"PyTorch does not find {name} among the parameters of your Block"
 
 
-@test_case(
-    points=2, hidden=True,
-    failure_message=(
-        'Your Block does not compute x + attention(norm1(x)) and then x + mlp(norm2(x)): check that'
-        ' each norm comes before (not after) its piece, that both residual additions are there, and'
-        ' that norm1 and norm2 are each used once in their place.'))
+@test_case(points=2, hidden=True, failure_message='Your Block does not compute x + attention(norm1(x)) and then x + mlp(norm2(x)): check that each norm comes before (not after) its piece, that both residual additions are there, and that norm1 and norm2 are each used once in their place.')  # noqa: E501
 def test_block_values(Block):
     import torch
 
@@ -133,11 +104,7 @@ def test_block_values(Block):
             f"Block({dim}, {heads}) does not compute x = x + attention(norm1(x)), then x = x + mlp(norm2(x))"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        "Your Block's mlp should be nn.Linear(dim, 4 * dim), then nn.GELU(), then nn.Linear(4 * "
-        'dim, dim): two linear layers with a GELU between them (not ReLU, not nothing).'))
+@test_case(points=1, hidden=True, failure_message="Your Block's mlp should be nn.Linear(dim, 4 * dim), then nn.GELU(), then nn.Linear(4 * dim, dim): two linear layers with a GELU between them (not ReLU, not nothing).")  # noqa: E501
 def test_block_mlp(Block):
     import torch
 
@@ -157,10 +124,7 @@ def test_block_mlp(Block):
             "the mlp is not Linear, GELU, Linear"
 
 
-@test_case(
-    points=0.5, hidden=True,
-    failure_message=(
-        'Shuffling the sites of the input should only shuffle the output of Block in the same way.'))
+@test_case(points=0.5, hidden=True, failure_message='Shuffling the sites of the input should only shuffle the output of Block in the same way.')  # noqa: E501
 def test_block_permutation(Block):
     import torch
 
@@ -177,12 +141,7 @@ def test_block_permutation(Block):
             properties.permutation(block, (x,), perm, site=1, atol=1e-5, rtol=1e-4)
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        "Each sentence's output must depend only on that sentence, not on the other sentences of "
-        'the batch, and one sentence alone should give the same output as in a batch: normalise '
-        'over the last index of each site only.'))
+@test_case(points=1, hidden=True, failure_message="Each sentence's output must depend only on that sentence, not on the other sentences of the batch, and one sentence alone should give the same output as in a batch: normalise over the last index of each site only.")  # noqa: E501
 def test_block_batch_independence(Block):
     import torch
 
@@ -203,13 +162,7 @@ def test_block_batch_independence(Block):
             "one sentence on its own should give the same output as in a batch"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Training must be able to backpropagate through your Block: the gradients reaching x and '
-        'every parameter (norm1, attention, norm2, mlp) are missing, or do not match how the output'
-        ' changes, or backward fails. Write the residuals as x = x + ..., not x += ...: an in-place'
-        " addition changes the caller's tensor and breaks backward."))
+@test_case(points=1, hidden=True, failure_message="Training must be able to backpropagate through your Block: the gradients reaching x and every parameter (norm1, attention, norm2, mlp) are missing, or do not match how the output changes, or backward fails. Write the residuals as x = x + ..., not x += ...: an in-place addition changes the caller's tensor and breaks backward.")  # noqa: E501
 def test_block_gradients(Block):
     import torch
 
@@ -241,13 +194,7 @@ def test_block_gradients(Block):
         block.set_params(start)
 
 
-@test_case(
-    points=0.5, hidden=True,
-    failure_message=(
-        'Your Block does not compute its output from x with its attention and mlp yet, or breaks '
-        'the rules: build Block from your own MultiHead; nn.MultiheadAttention, '
-        'nn.TransformerEncoderLayer and friends, and F.scaled_dot_product_attention are not '
-        'allowed.'))
+@test_case(points=0.5, hidden=True, failure_message='Your Block does not compute its output from x with its attention and mlp yet, or breaks the rules: build Block from your own MultiHead; nn.MultiheadAttention, nn.TransformerEncoderLayer and friends, and F.scaled_dot_product_attention are not allowed.')  # noqa: E501
 def test_block_rules(Block):
     import torch
 

@@ -6,11 +6,7 @@ name = "q1"
 points = 10
 
 
-@test_case(
-    points=1, hidden=False,
-    failure_message=(
-        'net = MyTransformer(len(vocab), dim=32, heads=2, layers=2) should turn a batch of 64 '
-        'four-word sentences into logits of shape (64, 4, 14).'))
+@test_case(points=1, hidden=False, failure_message='net = MyTransformer(len(vocab), dim=32, heads=2, layers=2) should turn a batch of 64 four-word sentences into logits of shape (64, 4, 14).')  # noqa: E501
 def test_mytransformer_shape(MyTransformer):
     import torch
 
@@ -27,11 +23,7 @@ def test_mytransformer_shape(MyTransformer):
         f"yours gives {tuple(out.shape)}"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'MyTransformer should turn tokens of shape (batch, L) into logits of shape (batch, L, '
-        'vocab_size) for any sizes up to max_length (and (L,) into (L, vocab_size)).'))
+@test_case(points=1, hidden=True, failure_message='MyTransformer should turn tokens of shape (batch, L) into logits of shape (batch, L, vocab_size) for any sizes up to max_length (and (L,) into (L, vocab_size)).')  # noqa: E501
 def test_mytransformer_shapes_random(MyTransformer):
     import torch
 
@@ -51,13 +43,7 @@ def test_mytransformer_shapes_random(MyTransformer):
             f"expected {(L, V)}: use x.shape[-1] for the length"
 
 
-@test_case(
-    points=2.5, hidden=True,
-    failure_message=(
-        'Check the pieces and the number of parameters: self.embed (vocab_size x dim), '
-        'self.position (max_length x dim), self.blocks (an nn.ModuleList of `layers` separate '
-        'Blocks), self.norm (a new nn.LayerNorm(dim) of its own) and self.out = nn.Linear(dim, '
-        'vocab_size).'))
+@test_case(points=2.5, hidden=True, failure_message='Check the pieces and the number of parameters: self.embed (vocab_size x dim), self.position (max_length x dim), self.blocks (an nn.ModuleList of `layers` separate Blocks), self.norm (a new nn.LayerNorm(dim) of its own) and self.out = nn.Linear(dim, vocab_size).')  # noqa: E501
 def test_mytransformer_parameter_count(MyTransformer):
     import torch.nn as nn
 
@@ -93,12 +79,7 @@ def test_mytransformer_parameter_count(MyTransformer):
             f"position table with max_length rows, {layers} blocks, one final norm, out"
 
 
-@test_case(
-    points=2, hidden=True,
-    failure_message=(
-        'After the token and position vectors, your forward should send them through every block of'
-        " self.blocks once, in order (each block's output is the next block's input), then apply "
-        'self.norm and then self.out.'))
+@test_case(points=2, hidden=True, failure_message="After the token and position vectors, your forward should send them through every block of self.blocks once, in order (each block's output is the next block's input), then apply self.norm and then self.out.")  # noqa: E501
 def test_mytransformer_values(MyTransformer):
     import torch
 
@@ -144,11 +125,7 @@ def test_mytransformer_values(MyTransformer):
                                  "then the final norm, then out")
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Every table and matrix should start small (standard deviation 0.02): call SmallStart(self)'
-        ' as the very last line of __init__, after all the pieces are made.'))
+@test_case(points=1, hidden=True, failure_message='Every table and matrix should start small (standard deviation 0.02): call SmallStart(self) as the very last line of __init__, after all the pieces are made.')  # noqa: E501
 def test_mytransformer_small_start(MyTransformer):
     import torch
 
@@ -169,12 +146,7 @@ def test_mytransformer_small_start(MyTransformer):
                            then=", so how it starts cannot count")
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Your network should know where each token is: the vector that goes into the first block at'
-        " position i is the token's vector plus row i of the position table, self.embed(x) + "
-        'self.position(torch.arange(L, device=x.device)).'))
+@test_case(points=1, hidden=True, failure_message="Your network should know where each token is: the vector that goes into the first block at position i is the token's vector plus row i of the position table, self.embed(x) + self.position(torch.arange(L, device=x.device)).")  # noqa: E501
 def test_mytransformer_position_dependence(MyTransformer):
     import math
 
@@ -211,11 +183,7 @@ def test_mytransformer_position_dependence(MyTransformer):
             "(row i of self.position for position i) to the token vectors"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Your forward makes its positions on the CPU even when x lives on a GPU: use '
-        'torch.arange(x.shape[-1], device=x.device).'))
+@test_case(points=1, hidden=True, failure_message='Your forward makes its positions on the CPU even when x lives on a GPU: use torch.arange(x.shape[-1], device=x.device).')  # noqa: E501
 def test_mytransformer_device(MyTransformer):
     import torch
 
@@ -236,11 +204,7 @@ def test_mytransformer_device(MyTransformer):
         "your MyTransformer gives the wrong shape on another device"
 
 
-@test_case(
-    points=0.5, hidden=True,
-    failure_message=(
-        'Your MyTransformer does not run yet, or breaks the rules: build MyTransformer from your '
-        "own blocks; PyTorch's ready-made transformer pieces are not allowed."))
+@test_case(points=0.5, hidden=True, failure_message="Your MyTransformer does not run yet, or breaks the rules: build MyTransformer from your own blocks; PyTorch's ready-made transformer pieces are not allowed.")  # noqa: E501
 def test_mytransformer_rules(MyTransformer):
     import torch
 

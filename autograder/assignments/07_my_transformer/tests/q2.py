@@ -6,9 +6,7 @@ name = "q2"
 points = 2
 
 
-@test_case(
-    points=0, hidden=False,
-    failure_message="n_params should be a whole number and largest_piece a string such as 'embed'.")
+@test_case(points=0, hidden=False, failure_message="n_params should be a whole number and largest_piece a string such as 'embed'.")  # noqa: E501
 def test_params_answers_types(n_params, largest_piece):
     from course.handles import student
     n, piece = student(n_params), student(largest_piece)
@@ -16,11 +14,7 @@ def test_params_answers_types(n_params, largest_piece):
     assert type(piece) is str, "largest_piece should be a string, e.g. 'embed'"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Count again: embed 2002 x 128, position 64 x 128, four blocks, the final norm, and out '
-        '(128 x 2002 plus a bias); Count(big) does it for you.'))
+@test_case(points=1, hidden=True, failure_message='Count again: embed 2002 x 128, position 64 x 128, four blocks, the final norm, and out (128 x 2002 plus a bias); Count(big) does it for you.')  # noqa: E501
 def test_n_params(n_params, MyTransformer):
     from course.handles import number, student
     got = number(student(n_params))
@@ -32,11 +26,7 @@ def test_n_params(n_params, MyTransformer):
     assert got in (1314514, own), "that is not the number of parameters of a default MyTransformer(2002)"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Compare the counts of embed, position, one block, norm and out: which single piece is '
-        'biggest?'))
+@test_case(points=1, hidden=True, failure_message='Compare the counts of embed, position, one block, norm and out: which single piece is biggest?')  # noqa: E501
 def test_largest_piece(largest_piece, MyTransformer):
     from course.handles import student
     answer = student(largest_piece)

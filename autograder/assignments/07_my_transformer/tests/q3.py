@@ -6,11 +6,7 @@ name = "q3"
 points = 1
 
 
-@test_case(
-    points=0.5, hidden=False,
-    failure_message=(
-        'Make x2 (a batch with the same first sentence as x and different others) and compare '
-        'net(x)[0] with net(x2)[0]: torch.allclose should say True.'))
+@test_case(points=0.5, hidden=False, failure_message='Make x2 (a batch with the same first sentence as x and different others) and compare net(x)[0] with net(x2)[0]: torch.allclose should say True.')  # noqa: E501
 def test_first_unchanged_answer(first_unchanged, net, x, x2):
     import torch
 
@@ -38,9 +34,7 @@ def test_first_unchanged_answer(first_unchanged, net, x, x2):
         "with your net, x and x2, torch.allclose(net(x)[0], net(x2)[0]) is not True"
 
 
-@test_case(
-    points=0.5, hidden=True,
-    failure_message="One sentence's logits must not depend on the other sentences of the batch.")
+@test_case(points=0.5, hidden=True, failure_message="One sentence's logits must not depend on the other sentences of the batch.")  # noqa: E501
 def test_batch_independence(MyTransformer):
     import torch
 

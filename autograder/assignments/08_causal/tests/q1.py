@@ -6,11 +6,7 @@ name = "q1"
 points = 12
 
 
-@test_case(
-    points=1, hidden=False,
-    failure_message=(
-        'Attention(q, k, v, causal=True) should give weights that are zero above the diagonal and '
-        'whose rows add up to one.'))
+@test_case(points=1, hidden=False, failure_message='Attention(q, k, v, causal=True) should give weights that are zero above the diagonal and whose rows add up to one.')  # noqa: E501
 def test_causal_attention_basic(Attention):
     import torch
 
@@ -34,12 +30,7 @@ def test_causal_attention_basic(Attention):
             "i), not be the same whatever they are"
 
 
-@test_case(
-    points=2, hidden=True,
-    failure_message=(
-        'Your Attention with causal=True should set the energies with j > i to infinity (the dot '
-        'products to -inf) before the softmax, keep the diagonal, and still divide by sqrt(d), for '
-        'one sentence and for a batch; with causal=False (the default) nothing changes.'))
+@test_case(points=2, hidden=True, failure_message='Your Attention with causal=True should set the energies with j > i to infinity (the dot products to -inf) before the softmax, keep the diagonal, and still divide by sqrt(d), for one sentence and for a batch; with causal=False (the default) nothing changes.')  # noqa: E501
 def test_causal_attention_values(Attention):
     import torch
 
@@ -65,27 +56,15 @@ def test_causal_attention_values(Attention):
             "Attention(q, k, v) without causal should work exactly as before (causal=False by default)"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'With causal=True the output at site i must not depend at all on q, k, v at sites after i: '
-        'its derivative with respect to them must be exactly zero, not just tiny. Put the infinite '
-        'energies in before the softmax: if you take the softmax of all the sites and then zero the'
-        ' future and renormalise (or subtract a maximum taken over all the sites), the weights look'
-        ' right but rounding leaks a tiny gradient (about 1e-7 to 1e-5) to the future.'))
+@test_case(points=1, hidden=True, failure_message='With causal=True the output at site i must not depend at all on q, k, v at sites after i: its derivative with respect to them must be exactly zero, not just tiny. Put the infinite energies in before the softmax: if you take the softmax of all the sites and then zero the future and renormalise (or subtract a maximum taken over all the sites), the weights look right but rounding leaks a tiny gradient (about 1e-7 to 1e-5) to the future.')  # noqa: E501
 def test_causal_gradient(Attention, Head):
     import torch
 
-    from autograder.checks import Hint, causal
+    from autograder.checks import causal
     from course.handles import StudentError, student
     Attention, Head = student(Attention), student(Head)
     torch.manual_seed(6)
-    if not causal.attention_computes(Attention):
-        raise Hint("your Attention does not compute yet (its weights should change with q and k, its output "
-                   "with v), so its derivatives cannot count")
-    if not causal.switch_used(Attention, Head):
-        raise Hint("causal=True changes nothing yet (not in your Attention, nor in your Head): there is no "
-                   "causal attention whose derivatives could count")
+    causal.switch_gates(Attention, Head, "so its derivatives cannot count")
     for B, L, d in [(2, 6, 5), (1, 9, 4)]:
         q, k, v = torch.randn(3, B, L, d)
         q = 3 * q
@@ -112,24 +91,15 @@ def test_causal_gradient(Attention, Head):
                     f"the output at site {i} should depend on q at site {i} and on k at sites 0 to {i}"
 
 
-@test_case(
-    points=0.5, hidden=True,
-    failure_message=(
-        'Make the mask on the same device as q (torch.ones(L, L, dtype=torch.bool, '
-        'device=q.device)): on a GPU a mask made on the CPU breaks your causal Attention.'))
+@test_case(points=0.5, hidden=True, failure_message='Make the mask on the same device as q (torch.ones(L, L, dtype=torch.bool, device=q.device)): on a GPU a mask made on the CPU breaks your causal Attention.')  # noqa: E501
 def test_causal_attention_device(Attention, Head):
     import torch
 
-    from autograder.checks import Hint, causal, properties
+    from autograder.checks import causal, properties
     from course.handles import student
     Attention, Head = student(Attention), student(Head)
     torch.manual_seed(8)
-    if not causal.attention_computes(Attention):
-        raise Hint("your Attention does not compute yet (its weights should change with q and k, its output "
-                   "with v), so its device cannot be checked")
-    if not causal.switch_used(Attention, Head):
-        raise Hint("causal=True changes nothing yet (not in your Attention, nor in your Head), so the causal "
-                   "mask's device cannot be checked")
+    causal.switch_gates(Attention, Head, "so the causal mask's device cannot be checked")
     q, k, v = (torch.empty(2, 5, 8, device="meta") for _ in range(3))    # another device: shapes only
     got = properties.on_another_device(Attention, q, k, v, causal=True, mixing=(
         "with q, k and v on another device your causal Attention makes a tensor on the CPU: make the mask "
@@ -138,14 +108,7 @@ def test_causal_attention_device(Attention, Head):
     assert shapes == [[2, 5, 8], [2, 5, 5]], "your causal Attention gives the wrong shapes on another device"
 
 
-@test_case(
-    points=1.5, hidden=True,
-    failure_message=(
-        'Head(dim, head_dim, causal=True) should be causal: save causal as self.causal in __init__ '
-        'and pass it on to Attention in forward (Attention(self.Q(x), self.K(x), self.V(x), '
-        'causal=self.causal)); without it (the default) nothing changes, and self.weights keeps the'
-        ' weights, detached. (This is checked with a correct Attention in place of yours, so a '
-        'mistake in your Attention does not count here.)'))
+@test_case(points=1.5, hidden=True, failure_message='Head(dim, head_dim, causal=True) should be causal: save causal as self.causal in __init__ and pass it on to Attention in forward (Attention(self.Q(x), self.K(x), self.V(x), causal=self.causal)); without it (the default) nothing changes, and self.weights keeps the weights, detached. (This is checked with a correct Attention in place of yours, so a mistake in your Attention does not count here.)')  # noqa: E501
 def test_causal_head(Head):
     import math
 
@@ -184,14 +147,7 @@ def test_causal_head(Head):
         "the saved weights should be detached: self.weights = weights.detach()"
 
 
-@test_case(
-    points=1.5, hidden=True,
-    failure_message=(
-        'MultiHead(dim, heads, causal=True) should hand causal on to every one of its heads, so '
-        'that the output at site i does not depend on the sites after i; MultiHead(dim, heads) '
-        '(causal=False by default) should not be causal. (This is checked with a correct Attention '
-        'in place of yours; and if your Head is what goes wrong, MultiHead only has to hand causal '
-        'on to it.)'))
+@test_case(points=1.5, hidden=True, failure_message='MultiHead(dim, heads, causal=True) should hand causal on to every one of its heads, so that the output at site i does not depend on the sites after i; MultiHead(dim, heads) (causal=False by default) should not be causal. (This is checked with a correct Attention in place of yours; and if your Head is what goes wrong, MultiHead only has to hand causal on to it.)')  # noqa: E501
 def test_causal_multihead(MultiHead, Head):
     import torch
 
@@ -202,14 +158,7 @@ def test_causal_multihead(MultiHead, Head):
     causal.hands_on(causal.MULTIHEAD, MultiHead, Head, [(12, 3), (8, 1)])
 
 
-@test_case(
-    points=1.5, hidden=True,
-    failure_message=(
-        'Block(dim, heads, causal=True) should hand causal on to its MultiHead: then the output at '
-        'site i cannot depend on sites after i; Block(dim, heads) (causal=False by default) should '
-        'let every site hear every other. (This is checked with a correct Attention in place of '
-        'yours; and if your MultiHead or Head is what goes wrong, Block only has to hand causal on '
-        'to MultiHead.)'))
+@test_case(points=1.5, hidden=True, failure_message='Block(dim, heads, causal=True) should hand causal on to its MultiHead: then the output at site i cannot depend on sites after i; Block(dim, heads) (causal=False by default) should let every site hear every other. (This is checked with a correct Attention in place of yours; and if your MultiHead or Head is what goes wrong, Block only has to hand causal on to MultiHead.)')  # noqa: E501
 def test_causal_block(Block, MultiHead):
     import torch
 
@@ -220,14 +169,7 @@ def test_causal_block(Block, MultiHead):
     causal.hands_on(causal.BLOCK, Block, MultiHead, [(12, 3), (8, 2)])
 
 
-@test_case(
-    points=1.5, hidden=True,
-    failure_message=(
-        'MyTransformer(..., causal=True) should hand causal down to every Block: then the logits at'
-        ' position i do not change when later tokens change, and there is no NaN. Without causal '
-        '(the default) every position hears every other. (This is checked with a correct Attention '
-        'in place of yours; and if your Block, MultiHead or Head is what goes wrong, MyTransformer '
-        'only has to hand causal on to its blocks.)'))
+@test_case(points=1.5, hidden=True, failure_message='MyTransformer(..., causal=True) should hand causal down to every Block: then the logits at position i do not change when later tokens change, and there is no NaN. Without causal (the default) every position hears every other. (This is checked with a correct Attention in place of yours; and if your Block, MultiHead or Head is what goes wrong, MyTransformer only has to hand causal on to its blocks.)')  # noqa: E501
 def test_causal_mytransformer(MyTransformer, Block):
     import torch
 
@@ -238,11 +180,7 @@ def test_causal_mytransformer(MyTransformer, Block):
     causal.hands_on(causal.MY_TRANSFORMER, MyTransformer, Block, [(11, 12, 3, 3), (7, 8, 2, 1)])
 
 
-@test_case(
-    points=0.5, hidden=True,
-    failure_message=(
-        'The causal switch adds no parameters: a causal MyTransformer(2002) has the same 1,314,514 '
-        'as before.'))
+@test_case(points=0.5, hidden=True, failure_message='The causal switch adds no parameters: a causal MyTransformer(2002) has the same 1,314,514 as before.')  # noqa: E501
 def test_causal_count(MyTransformer):
     from course.handles import student
     MyTransformer = student(MyTransformer)
@@ -252,12 +190,7 @@ def test_causal_count(MyTransformer):
         f"adds none); yours has {got:,}"
 
 
-@test_case(
-    points=0.5, hidden=True,
-    failure_message=(
-        'With the network on another device (a GPU), your causal MyTransformer makes a tensor on '
-        'the CPU: make the positions with torch.arange(L, device=x.device). (This is checked with a'
-        " correct Attention in place of yours: the mask's device is Attention's test.)"))
+@test_case(points=0.5, hidden=True, failure_message="With the network on another device (a GPU), your causal MyTransformer makes a tensor on the CPU: make the positions with torch.arange(L, device=x.device). (This is checked with a correct Attention in place of yours: the mask's device is Attention's test.)")  # noqa: E501
 def test_causal_mytransformer_device(MyTransformer, Attention, Head):
     import torch
 
@@ -265,9 +198,7 @@ def test_causal_mytransformer_device(MyTransformer, Attention, Head):
     from course.handles import student
     MyTransformer, Attention, Head = student(MyTransformer), student(Attention), student(Head)
     torch.manual_seed(9)
-    if not causal.switch_used(Attention, Head):
-        raise Hint("causal=True changes nothing yet (not in your Attention, nor in your Head), so the causal "
-                   "network's device cannot be checked")
+    causal.switch_gates(Attention, Head, "so the causal network's device cannot be checked", attention=False)
     network = lambda: MyTransformer(9, dim=8, heads=2, layers=2, causal=True)
     x, y = torch.randint(9, (2, 6)), torch.randint(9, (2, 6))
     if not causal.own_work(MyTransformer, "Block", network, x, y, causal.MY_TRANSFORMER.groups, (8, 8)):
@@ -285,29 +216,18 @@ def test_causal_mytransformer_device(MyTransformer, Attention, Head):
         "your causal MyTransformer gives the wrong shape on another device"
 
 
-@test_case(
-    points=0.5, hidden=True,
-    failure_message=(
-        'The rules: the causal mask is yours to write; '
-        'F.scaled_dot_product_attention(is_causal=True), nn.MultiheadAttention and '
-        'nn.Transformer... are not allowed anywhere in Attention, Head, MultiHead, Block or '
-        'MyTransformer.'))
+@test_case(points=0.5, hidden=True, failure_message='The rules: the causal mask is yours to write; F.scaled_dot_product_attention(is_causal=True), nn.MultiheadAttention and nn.Transformer... are not allowed anywhere in Attention, Head, MultiHead, Block or MyTransformer.')  # noqa: E501
 def test_causal_rules(Attention, Head, MultiHead, Block, MyTransformer):
     import torch
 
-    from autograder.checks import Hint, causal
+    from autograder.checks import causal
     from course.handles import StudentError, broken_rules, student
     Attention, Head, MultiHead, Block, MyTransformer = (
         student(x) for x in (Attention, Head, MultiHead, Block, MyTransformer))
     torch.manual_seed(7)
     out, w = Attention(*torch.randn(3, 4, 6), causal=True)
     assert type(out) is torch.Tensor, "your Attention does not run yet, so the rules cannot be checked"
-    if not causal.attention_computes(Attention):
-        raise Hint("your Attention does not compute yet (its weights should change with q and k, its output "
-                   "with v), so the rules cannot be checked")
-    if not causal.switch_used(Attention, Head):
-        raise Hint("causal=True changes nothing yet (not in your Attention, nor in your Head), so the rules "
-                   "cannot be checked")
+    causal.switch_gates(Attention, Head, "so the rules cannot be checked")
     nets = []
     try:                                  # run the network too, so that what runs is seen as well
         net = MyTransformer(9, dim=8, heads=2, layers=2, causal=True)

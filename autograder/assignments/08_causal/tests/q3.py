@@ -6,9 +6,7 @@ name = "q3"
 points = 1
 
 
-@test_case(
-    points=0, hidden=False,
-    failure_message='causal_same and noncausal_same should be lists of positions (0 to 3).')
+@test_case(points=0, hidden=False, failure_message='causal_same and noncausal_same should be lists of positions (0 to 3).')  # noqa: E501
 def test_same_positions_types(causal_same, noncausal_same):
     from course.handles import student
     same, other = student(causal_same), student(noncausal_same)
@@ -16,11 +14,7 @@ def test_same_positions_types(causal_same, noncausal_same):
         "causal_same and noncausal_same should be lists of positions, e.g. [0, 3]"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Think about which sites can hear the last word: with causal=True only the last site can, '
-        'with causal=False every site does.'))
+@test_case(points=1, hidden=True, failure_message='Think about which sites can hear the last word: with causal=True only the last site can, with causal=False every site does.')  # noqa: E501
 def test_same_positions(causal_same, noncausal_same, MyTransformer):
     from autograder.checks import causal
     from course.handles import student

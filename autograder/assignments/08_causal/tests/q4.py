@@ -6,11 +6,7 @@ name = "q4"
 points = 6
 
 
-@test_case(
-    points=1, hidden=False,
-    failure_message=(
-        'WriteLeftToRight(net, start, L) should return text that starts with `start` and is L '
-        'tokens long.'))
+@test_case(points=1, hidden=False, failure_message='WriteLeftToRight(net, start, L) should return text that starts with `start` and is L tokens long.')  # noqa: E501
 def test_write_basic(WriteLeftToRight):
     import torch
     import torch.nn as nn
@@ -53,10 +49,7 @@ def test_write_basic(WriteLeftToRight):
         f"with L=12 the story should be 12 tokens long, yours has {len(StoryTokens(text))}"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'The story must start with the prompt and be exactly L tokens long (32 by default).'))
+@test_case(points=1, hidden=True, failure_message='The story must start with the prompt and be exactly L tokens long (32 by default).')  # noqa: E501
 def test_write_length_and_prompt(WriteLeftToRight):
     import torch
 
@@ -77,11 +70,7 @@ def test_write_length_and_prompt(WriteLeftToRight):
         "by default (L=32) the story should be 32 tokens long"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        "The guess for the next token is the network's output at the last position: logits = "
-        'net(x[None])[0, -1].'))
+@test_case(points=1, hidden=True, failure_message="The guess for the next token is the network's output at the last position: logits = net(x[None])[0, -1].")  # noqa: E501
 def test_write_last_position(WriteLeftToRight):
     import torch
 
@@ -101,11 +90,7 @@ def test_write_last_position(WriteLeftToRight):
             "last position, [0, -1]?"
 
 
-@test_case(
-    points=0.5, hidden=True,
-    failure_message=(
-        'Each new token is guessed from the whole story so far: call the network on everything you '
-        'have (net(x[None])), with the new token stuck on the end each time.'))
+@test_case(points=0.5, hidden=True, failure_message='Each new token is guessed from the whole story so far: call the network on everything you have (net(x[None])), with the new token stuck on the end each time.')  # noqa: E501
 def test_write_reads_story_so_far(WriteLeftToRight):
     import torch
 
@@ -134,11 +119,7 @@ def test_write_reads_story_so_far(WriteLeftToRight):
         f"{n0} to {n - 1} it should see the story so far each time"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Never write STORY_MASK or STORY_UNK: set their logits to -math.inf before the softmax, '
-        'even when the network likes them best.'))
+@test_case(points=1, hidden=True, failure_message='Never write STORY_MASK or STORY_UNK: set their logits to -math.inf before the softmax, even when the network likes them best.')  # noqa: E501
 def test_write_forbidden(WriteLeftToRight):
     import torch
 
@@ -162,11 +143,7 @@ def test_write_forbidden(WriteLeftToRight):
             "softmax(logits / temperature) of the network's logits"
 
 
-@test_case(
-    points=1.5, hidden=True,
-    failure_message=(
-        'Sample from softmax(logits / temperature): at a low temperature nearly always the most '
-        'likely token, at a high one much more evenly.'))
+@test_case(points=1.5, hidden=True, failure_message='Sample from softmax(logits / temperature): at a low temperature nearly always the most likely token, at a high one much more evenly.')  # noqa: E501
 def test_write_temperature(WriteLeftToRight):
     import torch
 

@@ -6,11 +6,7 @@ name = "q1"
 points = 2
 
 
-@test_case(
-    points=1, hidden=False,
-    failure_message=(
-        'Config(vocab_size=1024) should have context=128, dim=128, heads=4, layers=4 and '
-        'dropout=0.2.'))
+@test_case(points=1, hidden=False, failure_message='Config(vocab_size=1024) should have context=128, dim=128, heads=4, layers=4 and dropout=0.2.')  # noqa: E501
 def test_defaults(Config):
 
 
@@ -24,12 +20,7 @@ def test_defaults(Config):
     assert got == want, f"the defaults are {got}, expected {want}"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'The fields of Config should come in this order: vocab_size, context, dim, heads, layers, '
-        'dropout (so that Config(50, 16, 32, 2, 3, 0.1) sets them in that order), each settable by '
-        'name.'))
+@test_case(points=1, hidden=True, failure_message='The fields of Config should come in this order: vocab_size, context, dim, heads, layers, dropout (so that Config(50, 16, 32, 2, 3, 0.1) sets them in that order), each settable by name.')  # noqa: E501
 def test_fields_in_order(Config):
 
 

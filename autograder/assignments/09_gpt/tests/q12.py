@@ -6,14 +6,7 @@ name = "q12"
 points = 3
 
 
-@test_case(
-    points=1, hidden=False,
-    failure_message=(
-        'The copy should compute the same logits as the GPT whose weights it copies: tokens -> '
-        'embed, positions -> position, for each block the rows of qkv.weight for queries (0..D), '
-        'keys (D..2D) and values (2D..3D) cut into heads of d = D // H rows, out -> mix, the norms,'
-        ' up -> mlp[0], down -> mlp[2], norm -> norm, and the token table as out.weight with a zero'
-        ' bias. (It copies the weights of a new GPT made by the GIVEN GPTWeights.)'))
+@test_case(points=1, hidden=False, failure_message='The copy should compute the same logits as the GPT whose weights it copies: tokens -> embed, positions -> position, for each block the rows of qkv.weight for queries (0..D), keys (D..2D) and values (2D..3D) cut into heads of d = D // H rows, out -> mix, the norms, up -> mlp[0], down -> mlp[2], norm -> norm, and the token table as out.weight with a zero bias. (It copies the weights of a new GPT made by the GIVEN GPTWeights.)')  # noqa: E501
 def test_copy_new_gpt(Config, GPTWeights, CopyToMyTransformer):
     import math
 
@@ -102,14 +95,7 @@ def test_copy_new_gpt(Config, GPTWeights, CopyToMyTransformer):
         "the copy's logits differ from the GPT's"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'For random sizes and numbers of heads, with non-trivial weights (and no biases on the '
-        "queries, keys and values), the copy's logits differ from the GPT's. Check which rows of "
-        'qkv.weight go to which head (head h takes rows h*d to (h+1)*d of the queries, keys and '
-        'values alike, d = dim // heads), that the whole positions table is copied (max_length = '
-        'context), and that every other bias (out, up, down, the norms) is copied too.'))
+@test_case(points=1, hidden=True, failure_message="For random sizes and numbers of heads, with non-trivial weights (and no biases on the queries, keys and values), the copy's logits differ from the GPT's. Check which rows of qkv.weight go to which head (head h takes rows h*d to (h+1)*d of the queries, keys and values alike, d = dim // heads), that the whole positions table is copied (max_length = context), and that every other bias (out, up, down, the norms) is copied too.")  # noqa: E501
 def test_copy_random_sizes(Config, GPTWeights, CopyToMyTransformer):
     import torch
 
@@ -129,14 +115,7 @@ def test_copy_random_sizes(Config, GPTWeights, CopyToMyTransformer):
             f"V={V}, context={C}, dim={D}, heads={H}, layers={L}: the copy's logits differ"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        "With biases on the keys and values the copy's logits differ. A key bias adds q_i . b_k to "
-        'every energy of row i, the same for every j: the Boltzmann weights do not change, so it '
-        'can be left out. A value bias adds b_v to every value, and the weights of a row add up to '
-        'one, so it comes out of the attention unchanged: out turns it into out.weight @ b_v, which'
-        " can go into mix's bias."))
+@test_case(points=1, hidden=True, failure_message="With biases on the keys and values the copy's logits differ. A key bias adds q_i . b_k to every energy of row i, the same for every j: the Boltzmann weights do not change, so it can be left out. A value bias adds b_v to every value, and the weights of a row add up to one, so it comes out of the attention unchanged: out turns it into out.weight @ b_v, which can go into mix's bias.")  # noqa: E501
 def test_copy_with_biases(Config, GPTWeights, CopyToMyTransformer):
     import torch
 

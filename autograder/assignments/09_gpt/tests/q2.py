@@ -6,12 +6,7 @@ name = "q2"
 points = 8
 
 
-@test_case(
-    points=1, hidden=False,
-    failure_message=(
-        'SelfAttention(cfg) should have self.qkv = nn.Linear(dim, 3 * dim) and self.out = '
-        'nn.Linear(dim, dim), and attn(x) should have the shape (B, T, D) of x. (This check uses '
-        'one head.)'))
+@test_case(points=1, hidden=False, failure_message='SelfAttention(cfg) should have self.qkv = nn.Linear(dim, 3 * dim) and self.out = nn.Linear(dim, dim), and attn(x) should have the shape (B, T, D) of x. (This check uses one head.)')  # noqa: E501
 def test_layers_and_shape(Config, SelfAttention):
 
     import torch
@@ -31,12 +26,7 @@ def test_layers_and_shape(Config, SelfAttention):
     assert tuple(out.shape) == (2, 16, 128), f"attn(x) has shape {tuple(out.shape)}, expected (2, 16, 128)"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'SelfAttention(cfg) should have exactly 4*D^2 + 4*D trainable numbers: self.qkv = '
-        'nn.Linear(dim, 3*dim) and self.out = nn.Linear(dim, dim), both with biases, and nothing '
-        'else (the mask is a buffer, not a parameter). Keep the number of heads as self.heads.'))
+@test_case(points=1, hidden=True, failure_message='SelfAttention(cfg) should have exactly 4*D^2 + 4*D trainable numbers: self.qkv = nn.Linear(dim, 3*dim) and self.out = nn.Linear(dim, dim), both with biases, and nothing else (the mask is a buffer, not a parameter). Keep the number of heads as self.heads.')  # noqa: E501
 def test_parameter_count(Config, SelfAttention):
     import math
 
@@ -57,12 +47,7 @@ def test_parameter_count(Config, SelfAttention):
         assert attn.heads.get() == H, f"self.heads should be the number of heads, {H}"
 
 
-@test_case(
-    points=0.5, hidden=True,
-    failure_message=(
-        'The mask should be a buffer of shape (context, context), made once in __init__ and kept '
-        "with self.register_buffer('mask', ...): not a parameter (it is never trained), saved in "
-        'state_dict(), and moved by .to(device) with the rest of the model.'))
+@test_case(points=0.5, hidden=True, failure_message="The mask should be a buffer of shape (context, context), made once in __init__ and kept with self.register_buffer('mask', ...): not a parameter (it is never trained), saved in state_dict(), and moved by .to(device) with the rest of the model.")  # noqa: E501
 def test_mask_is_a_buffer(Config, SelfAttention):
 
 
@@ -85,16 +70,7 @@ def test_mask_is_a_buffer(Config, SelfAttention):
         "the mask did not move with .to(): is it registered as a buffer?"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Dropout: in train() mode each number coming out of self.out is set to zero with '
-        'probability cfg.dropout (and the others multiplied by 1/(1-p)), which '
-        'nn.Dropout(cfg.dropout) does; in eval() mode nothing is dropped. Use nn.Dropout (or '
-        'F.dropout with training=self.training) on the output of self.out. (This check first makes '
-        'sure that your attention does the work, in eval() mode: the same output for the same '
-        'input, and an output that changes with the input, with the queries and keys, with the '
-        'values and with self.out, and at one site with the input at another.)'))
+@test_case(points=1, hidden=True, failure_message='Dropout: in train() mode each number coming out of self.out is set to zero with probability cfg.dropout (and the others multiplied by 1/(1-p)), which nn.Dropout(cfg.dropout) does; in eval() mode nothing is dropped. Use nn.Dropout (or F.dropout with training=self.training) on the output of self.out. (This check first makes sure that your attention does the work, in eval() mode: the same output for the same input, and an output that changes with the input, with the queries and keys, with the values and with self.out, and at one site with the input at another.)')  # noqa: E501
 def test_dropout(Config, SelfAttention):
     import torch
 
@@ -112,13 +88,7 @@ def test_dropout(Config, SelfAttention):
     chapter.dropout(attn, x, calm, "your attention")
 
 
-@test_case(
-    points=0.5, hidden=True,
-    failure_message=(
-        'Your SelfAttention should work on any device: with the model moved by .to(device) every '
-        'tensor it uses must be there too. Keep the mask as a buffer (it moves with the model) and '
-        'make nothing new on the CPU in forward. (This check uses one head, and first makes sure on'
-        ' the CPU that your attention does the work, as the dropout check does.)'))
+@test_case(points=0.5, hidden=True, failure_message='Your SelfAttention should work on any device: with the model moved by .to(device) every tensor it uses must be there too. Keep the mask as a buffer (it moves with the model) and make nothing new on the CPU in forward. (This check uses one head, and first makes sure on the CPU that your attention does the work, as the dropout check does.)')  # noqa: E501
 def test_device(Config, SelfAttention):
     import torch
 
@@ -142,45 +112,21 @@ def test_device(Config, SelfAttention):
         "the output should be on the input's device"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        "With one head your attention's numbers are not softmax(q k^T / sqrt(d)) v followed by "
-        'self.out, computed from the weights the check set. Check: q, k, v = self.qkv(x).split(D, '
-        'dim=-1), in that order (queries, keys, values); the softmax over the last index (each row '
-        'sums to 1); self.out at the end; B, T, D taken from x.shape and the mask cut as '
-        'self.mask[:T, :T], for any T from 1 to the context. (A mask that points the wrong way '
-        'costs points in the causality check, not here: this check finds out which sites your '
-        'attention lets each site hear and uses that.)'))
+@test_case(points=1, hidden=True, failure_message="With one head your attention's numbers are not softmax(q k^T / sqrt(d)) v followed by self.out, computed from the weights the check set. Check: q, k, v = self.qkv(x).split(D, dim=-1), in that order (queries, keys, values); the softmax over the last index (each row sums to 1); self.out at the end; B, T, D taken from x.shape and the mask cut as self.mask[:T, :T], for any T from 1 to the context. (A mask that points the wrong way costs points in the causality check, not here: this check finds out which sites your attention lets each site hear and uses that.)")  # noqa: E501
 def test_one_head(Config, SelfAttention):
     import torch
 
     from autograder.checks import chapter
-    from course.handles import close, student
+    from course.handles import student
     Config, SelfAttention = student(Config), student(SelfAttention)
     torch.manual_seed(11)
     for B, T, D, C in [(2, 7, 12, 9), (3, 1, 8, 5), (1, 6, 16, 6), (4, 5, 10, 12)]:
-        cfg = Config(vocab_size=5, context=C, dim=D, heads=1, layers=1, dropout=0.0)
-        attn = SelfAttention(cfg).double().eval()
-        values = chapter.nontrivial(attn.params(values=False))
-        attn.set_params(values)
-        x = torch.randn(B, T, D, dtype=torch.float64)
-        out, allowed = chapter.hears(attn, x)       # which sites your mask lets each site hear
-        assert close(out, chapter.attention(values, x, 1, allowed), atol=1e-8, rtol=1e-6), \
+        assert chapter.as_written(Config, SelfAttention, B, T, D, 1, C), \
             f"one head, x of shape {(B, T, D)} (context {C}): your attention differs from " \
             "softmax(q k^T / sqrt(d)) v"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'The heads get mixed up (or your attention does not do the work, as the dropout check '
-        'says): with self.out set to the identity, the part of the output that belongs to head h '
-        "(columns h*d to (h+1)*d) must change when head h's rows of self.qkv change, and nothing "
-        'else may. Cut q, k and v into heads with view(B, T, H, d).transpose(1, 2) (not view(B, H, '
-        'T, d)), and join them with transpose(1, 2) and then .contiguous().view(B, T, D) (or '
-        '.reshape). RuntimeError: view size is not compatible: you forgot .contiguous() before the '
-        'last view.'))
+@test_case(points=1, hidden=True, failure_message="The heads get mixed up (or your attention does not do the work, as the dropout check says): with self.out set to the identity, the part of the output that belongs to head h (columns h*d to (h+1)*d) must change when head h's rows of self.qkv change, and nothing else may. Cut q, k and v into heads with view(B, T, H, d).transpose(1, 2) (not view(B, H, T, d)), and join them with transpose(1, 2) and then .contiguous().view(B, T, D) (or .reshape). RuntimeError: view size is not compatible: you forgot .contiguous() before the last view.")  # noqa: E501
 def test_heads_kept_apart(Config, SelfAttention):
     import torch
 
@@ -215,43 +161,22 @@ def test_heads_kept_apart(Config, SelfAttention):
                 "other heads"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        "With several heads your attention's numbers are not softmax(q k^T / sqrt(d)) v of every "
-        'head, joined and through self.out, computed from the weights the check set. If the '
-        'one-head check and the heads check passed, it is the scale: divide by sqrt(d) with d = dim'
-        ' // heads, the width of ONE head, not sqrt(dim). Otherwise fix what those two say first. '
-        '(The mask is found out and used as in the one-head check.)'))
+@test_case(points=1, hidden=True, failure_message="With several heads your attention's numbers are not softmax(q k^T / sqrt(d)) v of every head, joined and through self.out, computed from the weights the check set. If the one-head check and the heads check passed, it is the scale: divide by sqrt(d) with d = dim // heads, the width of ONE head, not sqrt(dim). Otherwise fix what those two say first. (The mask is found out and used as in the one-head check.)")  # noqa: E501
 def test_several_heads(Config, SelfAttention):
     import torch
 
     from autograder.checks import chapter
-    from course.handles import close, student
+    from course.handles import student
     Config, SelfAttention = student(Config), student(SelfAttention)
     torch.manual_seed(13)
     for B, T, D, H, C in [(2, 7, 12, 3, 9), (3, 5, 16, 4, 5), (1, 6, 30, 5, 8), (2, 4, 8, 8, 10),
                           (1, 1, 12, 2, 6), (4, 8, 12, 3, 8)]:
-        cfg = Config(vocab_size=5, context=C, dim=D, heads=H, layers=1, dropout=0.0)
-        attn = SelfAttention(cfg).double().eval()
-        values = chapter.nontrivial(attn.params(values=False))
-        attn.set_params(values)
-        x = torch.randn(B, T, D, dtype=torch.float64)
-        out, allowed = chapter.hears(attn, x)
-        assert close(out, chapter.attention(values, x, H, allowed), atol=1e-8, rtol=1e-6), \
+        assert chapter.as_written(Config, SelfAttention, B, T, D, H, C), \
             f"B={B}, T={T}, dim={D}, heads={H}: your attention differs from softmax(q k^T / sqrt(d)) v " \
             "per head"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Causality: the output of your attention at site i must not depend at all (zero derivative)'
-        ' on the input at sites j > i, must depend on every site j <= i (itself included), and '
-        'never on the other sentences of the batch. The mask is torch.tril of ones (the diagonal '
-        'allowed), cut as self.mask[:T, :T] and applied with masked_fill(~mask, -inf) to the dot '
-        'products before the softmax; torch.triu would be wrong. (This check uses one head, and '
-        'first makes sure that your attention does the work, as the dropout check does.)'))
+@test_case(points=1, hidden=True, failure_message='Causality: the output of your attention at site i must not depend at all (zero derivative) on the input at sites j > i, must depend on every site j <= i (itself included), and never on the other sentences of the batch. The mask is torch.tril of ones (the diagonal allowed), cut as self.mask[:T, :T] and applied with masked_fill(~mask, -inf) to the dot products before the softmax; torch.triu would be wrong. (This check uses one head, and first makes sure that your attention does the work, as the dropout check does.)')  # noqa: E501
 def test_causal(Config, SelfAttention):
     import torch
 

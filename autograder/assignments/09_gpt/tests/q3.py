@@ -6,11 +6,7 @@ name = "q3"
 points = 3
 
 
-@test_case(
-    points=1, hidden=False,
-    failure_message=(
-        'MLP(cfg) should have self.up = nn.Linear(dim, 4 * dim) and self.down = nn.Linear(4 * dim, '
-        'dim), and give back the shape of its input.'))
+@test_case(points=1, hidden=False, failure_message='MLP(cfg) should have self.up = nn.Linear(dim, 4 * dim) and self.down = nn.Linear(4 * dim, dim), and give back the shape of its input.')  # noqa: E501
 def test_mlp_shape(Config, MLP):
 
     import torch
@@ -26,11 +22,7 @@ def test_mlp_shape(Config, MLP):
     assert tuple(out.shape) == (2, 16, 128), f"mlp(x) has shape {tuple(out.shape)}, expected (2, 16, 128)"
 
 
-@test_case(
-    points=0.5, hidden=True,
-    failure_message=(
-        'MLP(cfg) should have exactly 8*D^2 + 5*D trainable numbers: up = nn.Linear(dim, 4*dim) and'
-        ' down = nn.Linear(4*dim, dim), both with biases, and nothing else.'))
+@test_case(points=0.5, hidden=True, failure_message='MLP(cfg) should have exactly 8*D^2 + 5*D trainable numbers: up = nn.Linear(dim, 4*dim) and down = nn.Linear(4*dim, dim), both with biases, and nothing else.')  # noqa: E501
 def test_mlp_parameter_count(Config, MLP):
     import math
 
@@ -48,11 +40,7 @@ def test_mlp_parameter_count(Config, MLP):
         assert total == 8 * D * D + 5 * D, f"dim={D}: {total} trainable numbers, expected {8 * D * D + 5 * D}"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'The MLP should compute down(gelu(up(x))) with self.up and self.down (the weights the check'
-        ' set), the GELU being F.gelu (the exact one, as nn.GELU()), on every site alone.'))
+@test_case(points=1, hidden=True, failure_message='The MLP should compute down(gelu(up(x))) with self.up and self.down (the weights the check set), the GELU being F.gelu (the exact one, as nn.GELU()), on every site alone.')  # noqa: E501
 def test_mlp_values(Config, MLP):
     import torch
 
@@ -69,12 +57,7 @@ def test_mlp_values(Config, MLP):
             f"dim={D}: the output is not down(gelu(up(x)))"
 
 
-@test_case(
-    points=0.5, hidden=True,
-    failure_message=(
-        'Dropout in the MLP: on the output of self.down, on in train() mode and off in eval() mode '
-        '(nn.Dropout(cfg.dropout)). (This check first makes sure that in eval() mode your output '
-        'changes with the input and with self.up and self.down.)'))
+@test_case(points=0.5, hidden=True, failure_message='Dropout in the MLP: on the output of self.down, on in train() mode and off in eval() mode (nn.Dropout(cfg.dropout)). (This check first makes sure that in eval() mode your output changes with the input and with self.up and self.down.)')  # noqa: E501
 def test_mlp_dropout(Config, MLP):
     import torch
 

@@ -6,12 +6,7 @@ name = "q4"
 points = 3
 
 
-@test_case(
-    points=1, hidden=False,
-    failure_message=(
-        'Block(cfg) should have self.norm1 and self.norm2 (nn.LayerNorm(dim)), self.attn = '
-        'SelfAttention(cfg) and self.mlp = MLP(cfg), and give back the shape of its input. (This '
-        'check uses one head.)'))
+@test_case(points=1, hidden=False, failure_message='Block(cfg) should have self.norm1 and self.norm2 (nn.LayerNorm(dim)), self.attn = SelfAttention(cfg) and self.mlp = MLP(cfg), and give back the shape of its input. (This check uses one head.)')  # noqa: E501
 def test_block_pieces(Config, Block):
 
     import torch
@@ -29,11 +24,7 @@ def test_block_pieces(Config, Block):
     assert tuple(out.shape) == (2, 16, 128), f"block(x) has shape {tuple(out.shape)}, expected (2, 16, 128)"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Besides self.attn and self.mlp a block trains exactly two separate LayerNorms, norm1 and '
-        'norm2 (2 x 2D numbers): nothing else.'))
+@test_case(points=1, hidden=True, failure_message='Besides self.attn and self.mlp a block trains exactly two separate LayerNorms, norm1 and norm2 (2 x 2D numbers): nothing else.')  # noqa: E501
 def test_block_trains_only_its_pieces(Config, Block):
 
 
@@ -51,13 +42,7 @@ def test_block_trains_only_its_pieces(Config, Block):
             "norm1 and norm2 are the same LayerNorm: make two"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'A block should compute x = x + attn(norm1(x)) and then x + mlp(norm2(x)) with its own '
-        'pieces: normalise first (pre-norm), add the result to what was there (residual), attention'
-        ' before the MLP. (Compared with your own attn and mlp called one at a time, after making '
-        "sure that the block's output changes with its input and with norm1 and norm2.)"))
+@test_case(points=1, hidden=True, failure_message="A block should compute x = x + attn(norm1(x)) and then x + mlp(norm2(x)) with its own pieces: normalise first (pre-norm), add the result to what was there (residual), attention before the MLP. (Compared with your own attn and mlp called one at a time, after making sure that the block's output changes with its input and with norm1 and norm2.)")  # noqa: E501
 def test_block_values(Config, Block):
     import torch
     import torch.nn.functional as F

@@ -6,11 +6,7 @@ name = "q5"
 points = 6
 
 
-@test_case(
-    points=1, hidden=False,
-    failure_message=(
-        'GPT(Config(vocab_size=1024)) called on ids of shape (2, 16) should give logits of shape '
-        '(2, 16, 1024). (This check uses one head.)'))
+@test_case(points=1, hidden=False, failure_message='GPT(Config(vocab_size=1024)) called on ids of shape (2, 16) should give logits of shape (2, 16, 1024). (This check uses one head.)')  # noqa: E501
 def test_gpt_shape(Config, GPT):
 
     import torch
@@ -25,13 +21,7 @@ def test_gpt_shape(Config, GPT):
         f"the logits have shape {tuple(logits.shape)}, expected (2, 16, 1024)"
 
 
-@test_case(
-    points=0.5, hidden=True,
-    failure_message=(
-        'GPT(cfg) should have self.tokens = nn.Embedding(vocab_size, dim), self.positions = '
-        'nn.Embedding(context, dim), self.blocks (an nn.ModuleList of cfg.layers of your Blocks), '
-        'self.norm = nn.LayerNorm(dim) and self.head = nn.Linear(dim, vocab_size, bias=False), and '
-        'keep cfg as self.cfg.'))
+@test_case(points=0.5, hidden=True, failure_message='GPT(cfg) should have self.tokens = nn.Embedding(vocab_size, dim), self.positions = nn.Embedding(context, dim), self.blocks (an nn.ModuleList of cfg.layers of your Blocks), self.norm = nn.LayerNorm(dim) and self.head = nn.Linear(dim, vocab_size, bias=False), and keep cfg as self.cfg.')  # noqa: E501
 def test_gpt_pieces(Config, GPT):
 
     import torch
@@ -57,12 +47,7 @@ def test_gpt_pieces(Config, GPT):
         assert net.cfg.dim.get() == D, "keep the config as self.cfg"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Weight tying: self.head.weight should be the very same tensor as self.tokens.weight '
-        '(self.head.weight = self.tokens.weight), so the network has vocab_size*dim + context*dim +'
-        ' 2*dim numbers besides its blocks (and a head bias, if any), the table counted once.'))
+@test_case(points=1, hidden=True, failure_message='Weight tying: self.head.weight should be the very same tensor as self.tokens.weight (self.head.weight = self.tokens.weight), so the network has vocab_size*dim + context*dim + 2*dim numbers besides its blocks (and a head bias, if any), the table counted once.')  # noqa: E501
 def test_gpt_tied_head(Config, GPT):
     import math
 
@@ -82,13 +67,7 @@ def test_gpt_tied_head(Config, GPT):
             f"{total} trainable numbers; the tables, the final norm and your own blocks make {want}"
 
 
-@test_case(
-    points=1.5, hidden=True,
-    failure_message=(
-        'The logits should be head(norm(x)) where x = tokens(ids) + positions(0, 1, ..., T-1) has '
-        'gone through every block in order (compared with the weights the check set and your own '
-        'blocks called one at a time, for zero, one and two blocks and inputs shorter than '
-        'context).'))
+@test_case(points=1.5, hidden=True, failure_message='The logits should be head(norm(x)) where x = tokens(ids) + positions(0, 1, ..., T-1) has gone through every block in order (compared with the weights the check set and your own blocks called one at a time, for zero, one and two blocks and inputs shorter than context).')  # noqa: E501
 def test_gpt_logits(Config, GPT):
     import torch
     import torch.nn.functional as F
@@ -114,13 +93,7 @@ def test_gpt_logits(Config, GPT):
             "positions(0..T-1))))"
 
 
-@test_case(
-    points=0.5, hidden=True,
-    failure_message=(
-        'Make the positions on the device of the input: torch.arange(T, device=ids.device). '
-        'Otherwise a model on a GPU gets positions from the CPU. (This check first makes sure on '
-        'the CPU that your GPT does the work: the same logits for the same tokens, logits that '
-        'change with the tokens and with the two tables.)'))
+@test_case(points=0.5, hidden=True, failure_message='Make the positions on the device of the input: torch.arange(T, device=ids.device). Otherwise a model on a GPU gets positions from the CPU. (This check first makes sure on the CPU that your GPT does the work: the same logits for the same tokens, logits that change with the tokens and with the two tables.)')  # noqa: E501
 def test_gpt_device(Config, GPT):
     import torch
 
@@ -141,14 +114,7 @@ def test_gpt_device(Config, GPT):
         f"logits of shape {logits.get('shape') if type(logits) is dict else '?'}"
 
 
-@test_case(
-    points=0.5, hidden=True,
-    failure_message=(
-        'The rules: SelfAttention, MLP, Block and GPT are built from nn.Linear, nn.Embedding, '
-        'nn.LayerNorm, GELU, @, softmax and friends. No F.scaled_dot_product_attention (it belongs '
-        'in your check 1 only), nn.MultiheadAttention or nn.Transformer... inside them. (The rules '
-        'point is for a GPT that does the work: the same logits for the same tokens, logits that '
-        'change with the tokens and with the two tables. This check uses one head.)'))
+@test_case(points=0.5, hidden=True, failure_message='The rules: SelfAttention, MLP, Block and GPT are built from nn.Linear, nn.Embedding, nn.LayerNorm, GELU, @, softmax and friends. No F.scaled_dot_product_attention (it belongs in your check 1 only), nn.MultiheadAttention or nn.Transformer... inside them. (The rules point is for a GPT that does the work: the same logits for the same tokens, logits that change with the tokens and with the two tables. This check uses one head.)')  # noqa: E501
 def test_gpt_rules(Config, GPT, Block, SelfAttention, MLP):
     import torch
 
@@ -163,15 +129,7 @@ def test_gpt_rules(Config, GPT, Block, SelfAttention, MLP):
     assert not broken, "; ".join(broken)
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'init_weights should give the weights of every nn.Linear and nn.Embedding (the two tables '
-        'and every layer in the blocks) a normal distribution with standard deviation 0.02, and set'
-        " every nn.Linear's bias to zero; call self.apply(self.init_weights) at the end of __init__"
-        ' (after the tying). Then a new GPT starts neutral: a loss of about ln V for any vocabulary'
-        ' size V. (This check also makes sure that your GPT does the work: the same logits for the '
-        'same tokens, logits that change with the tokens and with the two tables.)'))
+@test_case(points=1, hidden=True, failure_message="init_weights should give the weights of every nn.Linear and nn.Embedding (the two tables and every layer in the blocks) a normal distribution with standard deviation 0.02, and set every nn.Linear's bias to zero; call self.apply(self.init_weights) at the end of __init__ (after the tying). Then a new GPT starts neutral: a loss of about ln V for any vocabulary size V. (This check also makes sure that your GPT does the work: the same logits for the same tokens, logits that change with the tokens and with the two tables.)")  # noqa: E501
 def test_init_weights(Config, GPT):
     import math
 

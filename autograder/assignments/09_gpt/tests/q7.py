@@ -6,14 +6,7 @@ name = "q7"
 points = 3
 
 
-@test_case(
-    points=1, hidden=False,
-    failure_message=(
-        'SameAsPyTorch should say True for an attention without a bug and False for one without the'
-        ' mask or divided by sqrt(D): compute the reference from attn.qkv(x) cut into attn.heads '
-        'heads, F.scaled_dot_product_attention(q, k, v, is_causal=True), the heads joined again and'
-        ' attn.out, and return torch.allclose(attn(x), reference, atol=1e-5). (It is tried on GIVEN'
-        ' Suspects whose attention the check computes.)'))
+@test_case(points=1, hidden=False, failure_message='SameAsPyTorch should say True for an attention without a bug and False for one without the mask or divided by sqrt(D): compute the reference from attn.qkv(x) cut into attn.heads heads, F.scaled_dot_product_attention(q, k, v, is_causal=True), the heads joined again and attn.out, and return torch.allclose(attn(x), reference, atol=1e-5). (It is tried on GIVEN Suspects whose attention the check computes.)')  # noqa: E501
 def test_same_as_pytorch(Config, Suspect, SameAsPyTorch):
     import math
 
@@ -103,70 +96,28 @@ def test_same_as_pytorch(Config, Suspect, SameAsPyTorch):
         assert said == right, f"for an attention {WHAT[bug]} your SameAsPyTorch said {said}"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Your SameAsPyTorch gives the wrong answer for attentions with several heads that are '
-        'right, or that cut the heads apart with view(B, H, T, d), or join them without transposing'
-        ' back. Cut q, k and v of attn.qkv(x) into attn.heads heads as the chapter does (view(B, T,'
-        " H, D // H).transpose(1, 2)), take B, T, D from x.shape, and put PyTorch's answer back "
-        'with transpose(1, 2) and reshape(B, T, D) before attn.out. It must say True for the right '
-        'ones and False for the others, for any sizes and numbers of heads.'))
+@test_case(points=1, hidden=True, failure_message="Your SameAsPyTorch gives the wrong answer for attentions with several heads that are right, or that cut the heads apart with view(B, H, T, d), or join them without transposing back. Cut q, k and v of attn.qkv(x) into attn.heads heads as the chapter does (view(B, T, H, D // H).transpose(1, 2)), take B, T, D from x.shape, and put PyTorch's answer back with transpose(1, 2) and reshape(B, T, D) before attn.out. It must say True for the right ones and False for the others, for any sizes and numbers of heads.")  # noqa: E501
 def test_same_as_pytorch_heads(Config, Suspect, SameAsPyTorch):
     import torch
 
-    from autograder.checks import chapter, suspects
+    from autograder.checks import suspects
     from course.handles import student
     Config, Suspect, SameAsPyTorch = student(Config), student(Suspect), student(SameAsPyTorch)
     torch.manual_seed(1)
-    calls = 0
-    for B, T, D, H, C in [(2, 6, 12, 3, 8), (1, 5, 16, 4, 5), (3, 7, 10, 2, 9), (2, 1, 12, 3, 4),
-                          (1, 9, 24, 6, 12)]:
-        attn = Suspect(Config(vocab_size=5, context=C, dim=D, heads=H, layers=1, dropout=0.0)).eval()
-        P = chapter.nontrivial(attn.params(values=False))
-        attn.set_params(P)
-        x = torch.randn(B, T, D)
-        for bug in (None, "cut", "join"):
-            found = suspects.same_as_pytorch(SameAsPyTorch, attn, P, x, H, bug)
-            if found is None:
-                continue
-            said, right = found
-            calls += not right
-            assert said == right, f"B={B}, T={T}, dim={D}, heads={H}: for an attention " \
-                f"{suspects.BUGS[bug]} your SameAsPyTorch said {said}"
+    sizes = [(2, 6, 12, 3, 8), (1, 5, 16, 4, 5), (3, 7, 10, 2, 9), (2, 1, 12, 3, 4), (1, 9, 24, 6, 12)]
+    calls = suspects.judges_suspects(Config, Suspect, SameAsPyTorch, sizes, (None, "cut", "join"))
     assert calls >= 6, "too few broken attentions to judge"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Your SameAsPyTorch gives the wrong answer for attentions that are right, or that divide by'
-        ' sqrt(D) instead of sqrt(d), have no mask or one that points the wrong way, take the keys '
-        "for the queries, or take the softmax over the wrong index. Compare attn(x) with PyTorch's "
-        "own causal attention (is_causal=True) on attn's queries, keys and values (split from "
-        'attn.qkv(x) in the order q, k, v), for any length T from 1 to the context, and return what'
-        ' torch.allclose(..., atol=1e-5) says.'))
+@test_case(points=1, hidden=True, failure_message="Your SameAsPyTorch gives the wrong answer for attentions that are right, or that divide by sqrt(D) instead of sqrt(d), have no mask or one that points the wrong way, take the keys for the queries, or take the softmax over the wrong index. Compare attn(x) with PyTorch's own causal attention (is_causal=True) on attn's queries, keys and values (split from attn.qkv(x) in the order q, k, v), for any length T from 1 to the context, and return what torch.allclose(..., atol=1e-5) says.")  # noqa: E501
 def test_same_as_pytorch_numbers(Config, Suspect, SameAsPyTorch):
     import torch
 
-    from autograder.checks import chapter, suspects
+    from autograder.checks import suspects
     from course.handles import student
     Config, Suspect, SameAsPyTorch = student(Config), student(Suspect), student(SameAsPyTorch)
     torch.manual_seed(2)
-    calls = 0
-    for B, T, D, H, C in [(2, 7, 12, 3, 9), (3, 5, 8, 1, 5), (1, 6, 30, 5, 8), (2, 1, 12, 2, 6),
-                          (2, 8, 16, 2, 8)]:
-        attn = Suspect(Config(vocab_size=5, context=C, dim=D, heads=H, layers=1, dropout=0.0)).eval()
-        P = chapter.nontrivial(attn.params(values=False))
-        attn.set_params(P)
-        x = torch.randn(B, T, D)
-        for bug in (None, "scale", "no mask", "mask the wrong way", "keys for queries",
-                    "softmax over the queries"):
-            found = suspects.same_as_pytorch(SameAsPyTorch, attn, P, x, H, bug)
-            if found is None:
-                continue
-            said, right = found
-            calls += not right
-            assert said == right, f"B={B}, T={T}, dim={D}, heads={H}: for an attention " \
-                f"{suspects.BUGS[bug]} your SameAsPyTorch said {said}"
+    sizes = [(2, 7, 12, 3, 9), (3, 5, 8, 1, 5), (1, 6, 30, 5, 8), (2, 1, 12, 2, 6), (2, 8, 16, 2, 8)]
+    bugs = (None, "scale", "no mask", "mask the wrong way", "keys for queries", "softmax over the queries")
+    calls = suspects.judges_suspects(Config, Suspect, SameAsPyTorch, sizes, bugs)
     assert calls >= 12, "too few broken attentions to judge"

@@ -6,13 +6,7 @@ name = "q8"
 points = 2
 
 
-@test_case(
-    points=1, hidden=False,
-    failure_message=(
-        'NoPeeking(model, a, b) should say True for a model that cannot see the future and False '
-        'for one that peeks at the last token: return torch.allclose(model(a)[:, :-1], model(b)[:, '
-        ":-1], atol=1e-5). (It is tried on small networks of the check's own, with the chapter's a "
-        'and b.)'))
+@test_case(points=1, hidden=False, failure_message="NoPeeking(model, a, b) should say True for a model that cannot see the future and False for one that peeks at the last token: return torch.allclose(model(a)[:, :-1], model(b)[:, :-1], atol=1e-5). (It is tried on small networks of the check's own, with the chapter's a and b.)")  # noqa: E501
 def test_no_peeking(NoPeeking):
 
     import torch
@@ -73,14 +67,7 @@ def test_no_peeking(NoPeeking):
     assert not right and said is False, f"for a model that peeks at the last token your NoPeeking said {said}"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Your NoPeeking gives the wrong answer for some networks: it should compare the logits of '
-        'model(a) and model(b) at every site but the last ([:, :-1], not a fixed [:, :5]), for any '
-        'batch size and length, with atol=1e-5, and say False even when a network peeks only a '
-        'little (at the next token, at the last one, or at all of them) and True when only the last'
-        " site's logits differ, however much."))
+@test_case(points=1, hidden=True, failure_message="Your NoPeeking gives the wrong answer for some networks: it should compare the logits of model(a) and model(b) at every site but the last ([:, :-1], not a fixed [:, :5]), for any batch size and length, with atol=1e-5, and say False even when a network peeks only a little (at the next token, at the last one, or at all of them) and True when only the last site's logits differ, however much.")  # noqa: E501
 def test_no_peeking_any_network(NoPeeking):
     import torch
 

@@ -6,13 +6,7 @@ name = "q9"
 points = 2
 
 
-@test_case(
-    points=1, hidden=False,
-    failure_message=(
-        'StartingLoss(model, ids, targets) should be the cross entropy of model(ids) against '
-        'targets, both flattened (logits.view(-1, V) and targets.view(-1), with V = '
-        "logits.shape[-1]), as a Python number. (It is tried on small networks of the check's own, "
-        'one neutral and one very sure of itself.)'))
+@test_case(points=1, hidden=False, failure_message="StartingLoss(model, ids, targets) should be the cross entropy of model(ids) against targets, both flattened (logits.view(-1, V) and targets.view(-1), with V = logits.shape[-1]), as a Python number. (It is tried on small networks of the check's own, one neutral and one very sure of itself.)")  # noqa: E501
 def test_starting_loss(StartingLoss):
 
     import torch
@@ -47,13 +41,7 @@ def test_starting_loss(StartingLoss):
             f"({'a neutral one' if scale < 1 else 'one very sure of itself'}) against the targets"
 
 
-@test_case(
-    points=1, hidden=True,
-    failure_message=(
-        'Your StartingLoss gives a wrong number for networks with other vocabulary sizes, batch '
-        'sizes or lengths: take V from the logits (logits.shape[-1], not cfg.vocab_size), flatten '
-        'the logits to (B*T, V) and the targets to (B*T,), and return F.cross_entropy of the two as'
-        ' a Python number (.item()).'))
+@test_case(points=1, hidden=True, failure_message='Your StartingLoss gives a wrong number for networks with other vocabulary sizes, batch sizes or lengths: take V from the logits (logits.shape[-1], not cfg.vocab_size), flatten the logits to (B*T, V) and the targets to (B*T,), and return F.cross_entropy of the two as a Python number (.item()).')  # noqa: E501
 def test_starting_loss_any_network(StartingLoss):
     import torch
 
