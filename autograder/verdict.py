@@ -14,7 +14,7 @@ from pathlib import Path
 
 from . import inputs
 from .assignment import Assignment
-from .checks.hints import hint_of
+from .checks import hints
 from .csvcells import clean
 from .job import Job
 from .results import CaseResult, Result
@@ -58,7 +58,7 @@ def result(job: Job, asg: Assignment, memory: float) -> Result:
             if c.hidden:
                 detail = message
                 shown = "passed" if passed else (
-                    hint_of(message) or c.failure_message or "A hidden test failed.")
+                    hints.shown(message, c.failure_message) or "A hidden test failed.")
             elif passed and c.success_message:
                 shown = c.success_message
             res.cases.append(CaseResult(question=q.name, name=c.name, points=c.points if passed else 0.0,

@@ -7,7 +7,9 @@ hear the sites j <= i; its blocks are pre-norm; its head is tied to the token ta
 """
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -240,3 +242,94 @@ def gpt_weights(gpt: Any, kv_bias: bool = False) -> dict:
             t[:len(t) // 3 if kv_bias else None] = 0
     gpt.set_params(values)
     return values
+
+
+# ---------------------------------------------------- the chapter's own pieces, for the outer checks
+
+class _Piece(torch.nn.Module):
+    """A reference piece that lives on the checking side: made as a new GPT makes its pieces
+    (weights of standard deviation 0.02, biases zero), and working on the device of its input."""
+
+    def start(self) -> None:
+        with torch.random.fork_rng(devices=[]):          # the check's own random numbers stay as they were
+            torch.manual_seed(0)
+            for module in self.modules():
+                if isinstance(module, torch.nn.Linear):
+                    torch.nn.init.normal_(module.weight, std=0.02)
+                    torch.nn.init.zeros_(module.bias)
+
+    def values(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {name: p.to(x.device) for name, p in self.named_parameters()}
+
+
+class ReferenceSelfAttention(_Piece):
+    """The chapter's SelfAttention(cfg), without dropout."""
+
+    def __init__(self, dim: int, heads: int) -> None:
+        super().__init__()
+        self.qkv, self.out = torch.nn.Linear(dim, 3 * dim), torch.nn.Linear(dim, dim)
+        self.heads = heads
+        self.start()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        T = x.shape[1]
+        hears = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
+        return attention(self.values(x), x, self.heads, hears)
+
+
+class ReferenceMLP(_Piece):
+    """The chapter's MLP(cfg), without dropout."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.up, self.down = torch.nn.Linear(dim, 4 * dim), torch.nn.Linear(4 * dim, dim)
+        self.start()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return mlp(self.values(x), x)
+
+
+class ReferenceBlock(_Piece):
+    """The chapter's Block(cfg), pre-norm, without dropout."""
+
+    def __init__(self, dim: int, heads: int) -> None:
+        super().__init__()
+        self.norm1, self.norm2 = torch.nn.LayerNorm(dim), torch.nn.LayerNorm(dim)
+        self.attn, self.mlp = ReferenceSelfAttention(dim, heads), ReferenceMLP(dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        P, D = self.values(x), x.shape[-1]
+        x = x + self.attn(F.layer_norm(x, (D,), P["norm1.weight"], P["norm1.bias"]))
+        return x + self.mlp(F.layer_norm(x, (D,), P["norm2.weight"], P["norm2.bias"]))
+
+
+REFERENCES = {"SelfAttention": lambda D, H: ReferenceSelfAttention(D, H),
+              "MLP": lambda D, H: ReferenceMLP(D), "Block": lambda D, H: ReferenceBlock(D, H)}
+
+
+@contextlib.contextmanager
+def working_pieces(outer: Any, Config: Any, pieces: dict[str, Any], D: int, H: int,
+                   C: int) -> Iterator[list]:
+    """While inside, `outer` (the notebook's Block or GPT) is built with the chapter's own piece in
+    place of each of `pieces` ({notebook name: the notebook's class}, inner pieces first) that does
+    not work at these sizes: that raises, or gives no tensor of its input's shape. A mistake inside
+    a piece costs that piece's points, not those of the pieces built from it. Yields the names of
+    the pieces swapped."""
+    swaps: dict[str, Any] = {}
+    with torch.random.fork_rng(devices=[]):               # the check's own random numbers stay as they were
+        cfg = Config(vocab_size=5, context=C, dim=D, heads=H, layers=1, dropout=0.0)
+        x = torch.randn(2, min(C, 4), D)
+        for name, piece in pieces.items():
+            try:
+                with outer.swapped(**swaps):
+                    out = piece(cfg)(x)
+                works_here = type(out) is torch.Tensor and tuple(out.shape) == tuple(x.shape)
+            except Exception:                            # it raises, or is not there at all
+                works_here = False
+            if not works_here:
+                swaps[name] = lambda *args, made=REFERENCES[name]: made(D, H)
+    if not swaps:
+        yield []
+        return
+    with outer.swapped(**swaps):
+        yield sorted(swaps)

@@ -15,6 +15,7 @@ import builtins
 from course.handles import StudentError
 
 MARK = "Hint: "             # how a case's message starts when the check raised a Hint
+CRASH = "Crash: "           # ... and when the student's code raised, at a line the grader can show
 _END = "\n\n"               # where the hint ends and the judge's own account begins
 
 
@@ -32,11 +33,22 @@ def hint_of(message: str) -> str | None:
     return message[len(MARK):].split(_END, 1)[0] or None
 
 
+def shown(message: str, failure_message: str | None) -> str | None:
+    """What a student reads of a failed hidden case: the check's hint when it gave one; where the
+    student's code raised, that, then the case's failure message; else the failure message."""
+    if message.startswith(CRASH):
+        crashed = message[len(CRASH):].split(_END, 1)[0]
+        return f"{crashed}. {failure_message}" if failure_message else crashed
+    return hint_of(message) or failure_message
+
+
 def judge_message(exc: BaseException, account: str) -> str:
-    """The case's message for a failure: the hint first, when there is one, then the judge's
-    account of where the test failed."""
+    """The case's message for a failure: the hint first, when there is one (or where the student's
+    code raised), then the judge's account of where the test failed."""
     if isinstance(exc, Hint):
         return f"{MARK}{exc}{_END}{account}"
+    if isinstance(exc, StudentError) and exc.line:
+        return f"{CRASH}{crash(exc, 'code')}{_END}{account}"
     return account
 
 
@@ -52,9 +64,10 @@ def error_kind(error: StudentError) -> str:
 
 
 def crash(error: StudentError, piece: str) -> str:
-    """What to tell a student whose `piece` raised (or ran over the time limit) in a check."""
+    """What to tell a student whose `piece` raised (or ran over the time limit) in a check: the kind
+    of error and, where the grader knows it, the line of their notebook."""
     from course.handles import StudentTimeout
     if isinstance(error, StudentTimeout):
         return f"your {piece} ran over the time limit"
-    kind = error_kind(error)
-    return f"your {piece} raised {kind}" if kind != "an exception" else f"your {piece} raised an exception"
+    said = f"your {piece} raised {error_kind(error)}"
+    return f"{said} at `{error.line}`" if error.line else said

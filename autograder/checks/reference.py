@@ -9,6 +9,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from course.handles import close
+
 
 def word_logits(values: dict[str, torch.Tensor], x: torch.Tensor) -> Any:
     """WithPosition without its positions: out(embed[x])."""
@@ -136,3 +138,12 @@ def causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: 
 
 
 causal_attention.__qualname__ = causal_attention.__name__ = "reference_attention"
+
+
+def scale_used(weights: Any, q: torch.Tensor, k: torch.Tensor, scales: dict[str, float]) -> str | None:
+    """Which of `scales` ({how a student would write it: the number}) weights are the softmax of
+    q k^T divided by, if any: what to tell a student whose scale is wrong."""
+    for written, scale in scales.items():
+        if close(weights, torch.softmax(q @ k.transpose(-2, -1) / scale, dim=-1), atol=1e-5, rtol=1e-4):
+            return written
+    return None

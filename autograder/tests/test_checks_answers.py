@@ -83,3 +83,32 @@ def test_training_is_measured_with_the_courses_loss_on_the_parameters_read_back(
         untrained = given("NoTalking")(len(vocab), dim=8)
         nb.TrainTwoSentences(untrained, steps=0)
         assert training.held_gradient(untrained, untrained.params()) == 0
+
+
+def test_a_crash_is_shown_with_its_line_and_the_tests_message():
+    error = StudentError("IndexError: index out of range in self")
+    error.line = "h = self.embed(x) + self.position(torch.arange(L))"
+    message = hints.judge_message(error, "Test case failed")
+    assert hints.shown(message, "Your network should know where each token is.") == (
+        "your code raised IndexError at `h = self.embed(x) + self.position(torch.arange(L))`. "
+        "Your network should know where each token is.")
+    assert hints.shown(hints.judge_message(StudentError("IndexError: x"), "Test case failed"), "M") == "M"
+    assert hints.shown(hints.judge_message(Hint("K unused"), "Test case failed"), "M") == "K unused"
+
+
+def test_the_student_side_says_which_cell_and_line_raised():
+    from course.serve import _where
+    env: dict = {}
+    exec(compile("def f(x):\n    return x[5]\n", "<cell 7>", "exec"), env)
+    try:
+        env["f"]([1, 2])
+    except IndexError as exc:
+        assert _where(exc) == [7, 2]
+
+
+def test_a_mutant_must_be_told_its_hint():
+    from autograder import mutants
+    m = mutants.Mutant("04_head", "q_for_keys", "q1", "fail", "Head", "", "", "when K changes")
+    assert mutants.verdict(m, ["q1"], ["head.weights does not change when K changes"])[0]
+    assert not mutants.verdict(m, ["q1"], ["Training must be able to reach Q, K and V"])[0]
+    assert not mutants.verdict(m, ["q1", "q2"], ["head.weights does not change when K changes"])[0]

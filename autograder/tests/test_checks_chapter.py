@@ -102,3 +102,31 @@ def test_suspects_are_what_their_bug_says():
     neutral = suspects.cross_entropy(suspects.Sure(50, 0.0), a, b)
     assert neutral == pytest.approx(torch.log(torch.tensor(50.0)).item())
     assert suspects.cross_entropy(suspects.Sure(50, 4.0), a, b) > neutral
+
+
+BLOCK = CHAPTER + '''
+class Block(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.norm1, self.norm2 = nn.LayerNorm(cfg.dim), nn.LayerNorm(cfg.dim)
+        self.attn, self.mlp = SelfAttention(cfg), MLP(cfg)
+    def forward(self, x):
+        x = x + self.attn(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+'''
+
+
+def test_a_block_is_checked_with_the_chapters_attention_when_its_own_raises():
+    torch.manual_seed(0)
+    raises = BLOCK.replace("B, T, D = x.shape", "B, T, D = x.shap")
+    for code, swapped in [(BLOCK, []), (raises, ["SelfAttention"])]:
+        with notebook(code) as nb:
+            pieces = {"SelfAttention": nb.SelfAttention, "MLP": nb.MLP}
+            with chapter.working_pieces(nb.Block, nb.Config, pieces, 8, 2, 6) as used:
+                block = nb.Block(nb.Config(vocab_size=5, context=6, dim=8, heads=2, layers=1, dropout=0.0))
+            assert used == swapped
+            x = torch.randn(2, 5, 8)
+            out = block(x)                       # the chapter's attention, built into the block, still there
+            assert type(out) is torch.Tensor and out.shape == x.shape
+            if swapped:
+                assert torch.allclose(block.attn(x), chapter.ReferenceSelfAttention(8, 2)(x), atol=1e-6)

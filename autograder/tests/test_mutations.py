@@ -24,7 +24,7 @@ def graded(name: str, tmp_root: str) -> dict:
     nbformat.write(mutants.solution_notebook(name), subs / f"{name}__solution.ipynb")
     (subs / f"{name}__blank.ipynb").write_bytes((ROOT / "notebooks" / f"{name}.ipynb").read_bytes())
     rows = mutants.grade_folder(name, subs, Path(tmp_root) / name / "grades")
-    return {"rows": rows, "mutants": written}
+    return {"rows": rows, "mutants": written, "results": Path(tmp_root) / name / "grades" / "results"}
 
 
 def _cases():
@@ -57,6 +57,9 @@ def test_mutant_scores_as_expected(name, mutant_name, grading_root):
         assert lost == [mutant.question], (
             f"buggy {mutant_name} ({mutant.why}) lost points in {lost or 'nothing'}, "
             f"expected {mutant.question} only")
+        shown = mutants.told(batch["results"], stem, mutant.question)
+        assert not mutant.hint or any(mutant.hint in text for text in shown), (
+            f"buggy {mutant_name} ({mutant.why}) was not told {mutant.hint!r}: {shown}")
 
 
 @pytest.mark.parametrize("name", BUILT)

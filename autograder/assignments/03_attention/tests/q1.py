@@ -38,10 +38,12 @@ def test_rows_are_probabilities(Attention):
 
 @test_case(points=3, hidden=True, failure_message='For one sentence of random size your output or weights differ from softmax(q k^T / sqrt(d)) and F.scaled_dot_product_attention. Check the scale (d is the length of the query vectors, q.shape[-1]), the sign of the energy, and that the output is weights @ v.')  # noqa: E501
 def test_values_one_sentence(Attention):
+    import math
+
     import torch
     import torch.nn.functional as F
 
-    from autograder.checks import reference
+    from autograder.checks import Hint, reference
     from course.handles import close, student
     Attention = student(Attention)
     torch.manual_seed(2)
@@ -50,7 +52,13 @@ def test_values_one_sentence(Attention):
         v = torch.randn(L, dv)
         w_ref = reference.attention_weights(q, k)
         out, weights = Attention(q, k, v)
-        assert close(weights, w_ref), "weights differ"
+        if not close(weights, w_ref):
+            scales = {"1 (no scale)": 1.0, "sqrt(L)": math.sqrt(L), "d": d}
+            scale = reference.scale_used(weights, q, k, scales)
+            if scale:
+                raise Hint(f"your weights are softmax(q k^T / {scale}): divide by sqrt(d), the length of the "
+                           "query vectors (q.shape[-1])")
+            raise AssertionError("weights differ")
         assert close(out, w_ref @ v), "out differs"
         assert close(out, F.scaled_dot_product_attention(q, k, v)), "differs from pytorch"
 

@@ -55,7 +55,7 @@ def test_values(Head):
 
     import torch
 
-    from autograder.checks import reference
+    from autograder.checks import Hint, reference
     from course.handles import close, student
     Head = student(Head)
     torch.manual_seed(2)
@@ -68,8 +68,15 @@ def test_values(Head):
             out = head(x)
             weights = head.weights.get()
         want, w = reference.head({"Q.weight": Wq, "K.weight": Wk, "V.weight": Wv}, x)
-        assert close(weights, w, atol=1e-5, rtol=1e-4), f"Head({dim}, {head_dim}): head.weights is not " \
-            "softmax(q k^T / sqrt(head_dim)) for q = self.Q(x), k = self.K(x)"
+        if not close(weights, w, atol=1e-5, rtol=1e-4):
+            scales = {"sqrt(dim)": math.sqrt(dim), "1 (no scale)": 1.0, "sqrt(L)": math.sqrt(L),
+                      "head_dim": head_dim}
+            scale = reference.scale_used(weights, x @ Wq.T, x @ Wk.T, scales)
+            if scale:
+                raise Hint(f"head.weights is softmax(q k^T / {scale}): divide by sqrt(head_dim), the length "
+                           "of the queries and keys (q.shape[-1])")
+            raise AssertionError(f"Head({dim}, {head_dim}): head.weights is not "
+                                 "softmax(q k^T / sqrt(head_dim)) for q = self.Q(x), k = self.K(x)")
         assert close(out, want, atol=1e-5, rtol=1e-4), \
             f"Head({dim}, {head_dim}): the output is not weights @ v for v = self.V(x)"
 

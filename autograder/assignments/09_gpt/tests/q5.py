@@ -7,30 +7,49 @@ points = 6
 
 
 @test_case(points=1, hidden=False, failure_message='GPT(Config(vocab_size=1024)) called on ids of shape (2, 16) should give logits of shape (2, 16, 1024). (This check uses one head.)')  # noqa: E501
-def test_gpt_shape(Config, GPT):
-
+def test_gpt_shape(Config, GPT, Block, SelfAttention, MLP):
     import torch
 
     from course.handles import student
-
     Config, GPT = student(Config), student(GPT)
+
+    class Same(torch.nn.Module):                    # stands in for a piece of yours that does not run
+        def forward(self, x):
+            return x
+
     torch.manual_seed(0)
-    net = GPT(Config(vocab_size=1024, heads=1, dropout=0.0)).eval()
+    cfg = Config(vocab_size=1024, heads=1, dropout=0.0)
+    stand_ins = {}                  # your SelfAttention, MLP and Block have checks of their own: here, one
+    with torch.random.fork_rng(devices=[]):         # that does not run yet is stood in for
+        x = torch.randn(2, 16, 128)
+        for name, piece in (("SelfAttention", SelfAttention), ("MLP", MLP), ("Block", Block)):
+            try:
+                with GPT.swapped(**stand_ins):
+                    runs = tuple(student(piece)(cfg)(x).shape) == tuple(x.shape)
+            except Exception:
+                runs = False
+            if not runs:
+                stand_ins[name] = lambda *args: Same()
+    with GPT.swapped(**stand_ins):
+        net = GPT(cfg).eval()
     logits = net(torch.randint(0, 1024, (2, 16)))
     assert tuple(logits.shape) == (2, 16, 1024), \
         f"the logits have shape {tuple(logits.shape)}, expected (2, 16, 1024)"
 
 
 @test_case(points=0.5, hidden=True, failure_message='GPT(cfg) should have self.tokens = nn.Embedding(vocab_size, dim), self.positions = nn.Embedding(context, dim), self.blocks (an nn.ModuleList of cfg.layers of your Blocks), self.norm = nn.LayerNorm(dim) and self.head = nn.Linear(dim, vocab_size, bias=False), and keep cfg as self.cfg.')  # noqa: E501
-def test_gpt_pieces(Config, GPT):
+def test_gpt_pieces(Config, GPT, SelfAttention, MLP):
 
     import torch
 
+    from autograder.checks import chapter
     from course.handles import student
 
     Config, GPT = student(Config), student(GPT)
+    pieces = {"SelfAttention": student(SelfAttention), "MLP": student(MLP)}
     for V, C, D, L in [(40, 24, 16, 3), (7, 5, 8, 1)]:
-        net = GPT(Config(vocab_size=V, context=C, dim=D, heads=2, layers=L, dropout=0.1))
+        with chapter.working_pieces(GPT, Config, pieces, D, 2, C):    # yours, or the chapter's
+            net = GPT(Config(vocab_size=V, context=C, dim=D, heads=2, layers=L, dropout=0.1))
         shapes = {name: tuple(t.shape) for name, t in net.state_dict().items()
                   if not name.startswith("blocks.")}
         assert net.tokens.isa(torch.nn.Embedding) and shapes.get("tokens.weight") == (V, D), \
@@ -48,14 +67,17 @@ def test_gpt_pieces(Config, GPT):
 
 
 @test_case(points=1, hidden=True, failure_message='Weight tying: self.head.weight should be the very same tensor as self.tokens.weight (self.head.weight = self.tokens.weight), so the network has vocab_size*dim + context*dim + 2*dim numbers besides its blocks (and a head bias, if any), the table counted once.')  # noqa: E501
-def test_gpt_tied_head(Config, GPT):
+def test_gpt_tied_head(Config, GPT, SelfAttention, MLP):
     import math
 
+    from autograder.checks import chapter
     from course.handles import student
 
     Config, GPT = student(Config), student(GPT)
+    pieces = {"SelfAttention": student(SelfAttention), "MLP": student(MLP)}
     for V, C, D, L in [(40, 24, 16, 3), (300, 8, 8, 1)]:
-        net = GPT(Config(vocab_size=V, context=C, dim=D, heads=2, layers=L, dropout=0.1))
+        with chapter.working_pieces(GPT, Config, pieces, D, 2, C):    # yours, or the chapter's
+            net = GPT(Config(vocab_size=V, context=C, dim=D, heads=2, layers=L, dropout=0.1))
         assert net.head.weight.identity() == net.tokens.weight.identity(), \
             "head.weight is not the same tensor as tokens.weight: set self.head.weight = self.tokens.weight"
         shapes = net.params(values=False)
@@ -68,16 +90,18 @@ def test_gpt_tied_head(Config, GPT):
 
 
 @test_case(points=1.5, hidden=True, failure_message='The logits should be head(norm(x)) where x = tokens(ids) + positions(0, 1, ..., T-1) has gone through every block in order (compared with the weights the check set and your own blocks called one at a time, for zero, one and two blocks and inputs shorter than context).')  # noqa: E501
-def test_gpt_logits(Config, GPT):
+def test_gpt_logits(Config, GPT, Block, SelfAttention, MLP):
     import torch
     import torch.nn.functional as F
 
     from autograder.checks import chapter
     from course.handles import close, student
     Config, GPT = student(Config), student(GPT)
+    pieces = {"SelfAttention": student(SelfAttention), "MLP": student(MLP), "Block": student(Block)}
     torch.manual_seed(4)
     for V, C, D, L, B, T in [(37, 20, 16, 2, 3, 11), (11, 8, 8, 0, 2, 8), (60, 30, 24, 1, 1, 1)]:
-        net = GPT(Config(vocab_size=V, context=C, dim=D, heads=1, layers=L, dropout=0.0)).eval()
+        with chapter.working_pieces(GPT, Config, pieces, D, 1, C):    # yours, or the chapter's
+            net = GPT(Config(vocab_size=V, context=C, dim=D, heads=1, layers=L, dropout=0.0)).eval()
         top = chapter.enliven(net)
         table = top["tokens.weight"] if "tokens.weight" in top else top["head.weight"]
         ids = torch.randint(0, V, (B, T))
@@ -122,15 +146,17 @@ def test_gpt_rules(Config, GPT, Block, SelfAttention, MLP):
     from course.handles import broken_rules, student
     Config, GPT = student(Config), student(GPT)
     Block, SelfAttention, MLP = student(Block), student(SelfAttention), student(MLP)
+    pieces = {"SelfAttention": SelfAttention, "MLP": MLP, "Block": Block}
     torch.manual_seed(5)
-    net = GPT(Config(vocab_size=20, context=16, dim=16, heads=1, layers=1, dropout=0.0)).eval()
+    with chapter.working_pieces(GPT, Config, pieces, 16, 1, 16):  # yours, or the chapter's
+        net = GPT(Config(vocab_size=20, context=16, dim=16, heads=1, layers=1, dropout=0.0)).eval()
     chapter.gpt_works(net, chapter.enliven(net), torch.randint(0, 20, (2, 6)), 20)
     broken = broken_rules(GPT, Block, SelfAttention, MLP, net)
     assert not broken, "; ".join(broken)
 
 
 @test_case(points=1, hidden=True, failure_message="init_weights should give the weights of every nn.Linear and nn.Embedding (the two tables and every layer in the blocks) a normal distribution with standard deviation 0.02, and set every nn.Linear's bias to zero; call self.apply(self.init_weights) at the end of __init__ (after the tying). Then a new GPT starts neutral: a loss of about ln V for any vocabulary size V. (This check also makes sure that your GPT does the work: the same logits for the same tokens, logits that change with the tokens and with the two tables.)")  # noqa: E501
-def test_init_weights(Config, GPT):
+def test_init_weights(Config, GPT, Block, SelfAttention, MLP):
     import math
 
     import torch
@@ -139,8 +165,10 @@ def test_init_weights(Config, GPT):
     from autograder.checks import chapter
     from course.handles import student
     Config, GPT = student(Config), student(GPT)
+    pieces = {"SelfAttention": student(SelfAttention), "MLP": student(MLP), "Block": student(Block)}
     torch.manual_seed(1)
-    net = GPT(Config(vocab_size=300, context=40, dim=32, heads=4, layers=2, dropout=0.1))
+    with chapter.working_pieces(GPT, Config, pieces, 32, 4, 40):  # yours, or the chapter's
+        net = GPT(Config(vocab_size=300, context=40, dim=32, heads=4, layers=2, dropout=0.1))
     kinds = {path: mro for path, mro in net.modules().items()}
     P = net.params()
     seen = {"Linear": 0, "Embedding": 0}
@@ -158,10 +186,12 @@ def test_init_weights(Config, GPT):
             if bias is not None:
                 assert bias.abs().max().item() == 0, f"{path}.bias is not zero"
     assert seen["Linear"] >= 1 and seen["Embedding"] == 2, f"found {seen} Linear and Embedding pieces"
-    probe = GPT(Config(vocab_size=50, context=12, dim=16, heads=1, layers=1, dropout=0.0)).eval()
+    with chapter.working_pieces(GPT, Config, pieces, 16, 1, 12):
+        probe = GPT(Config(vocab_size=50, context=12, dim=16, heads=1, layers=1, dropout=0.0)).eval()
     chapter.gpt_works(probe, chapter.enliven(probe), torch.randint(0, 50, (2, 7)), 50)
     for V in (500, 5000):
-        new = GPT(Config(vocab_size=V, context=32, dim=64, heads=1, layers=2, dropout=0.0)).eval()
+        with chapter.working_pieces(GPT, Config, pieces, 64, 1, 32):
+            new = GPT(Config(vocab_size=V, context=32, dim=64, heads=1, layers=2, dropout=0.0)).eval()
         ids, targets = torch.randint(0, V, (2, 4, 24))
         logits = new(ids)
         assert type(logits) is torch.Tensor and tuple(logits.shape) == (4, 24, V), \
