@@ -7,7 +7,7 @@ read statically: :func:`autograder.grade.run`) and writes /autograder/results/re
 Gradescope's format from that verdict. Otter is not on the grading path: it stays the student's
 ``grader.check`` (and the zip's ``setup.sh`` that installs the environment).
 
-``course build`` (:func:`instructor.build.complete_autograder_zip`) puts the engine at
+``course build`` (:func:`instructor.gradescope_zip.complete_autograder_zip`) puts the engine at
 ``/autograder/source/engine``: ``autograder/*.py``, this week's grading material
 (``autograder/assignments/NN_name/``: ``assignment.json``, the tests, the blank notebook), the ``course``
 package as this week's release ships it, the stories text for the notebooks that train on it, and
