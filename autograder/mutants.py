@@ -100,13 +100,12 @@ def write_submissions(notebook: str, out: Path) -> dict[str, Mutant]:
 
 # ---- grading the mutants through the real grader ---------------------------------------------------
 def grade_folder(notebook: str, submissions: Path, out: Path, workers: int = 2) -> dict[str, dict]:
-    """`course grade` on a folder of submissions; the grades.csv rows by file stem."""
-    from .grade import main as grade
+    """`course grade`'s engine on a folder of submissions; the grades.csv rows by file stem."""
+    from .api import grade
+    from .config import GradeConfig
 
-    code = grade([str(submissions), "--assignment", notebook, "--out", str(out),
-                  "--workers", str(workers), "--no-progress"])
-    if code != 0:
-        raise RuntimeError(f"course grade exited with {code}")
+    grade(GradeConfig(submissions=(submissions,), assignment=notebook, out=out, workers=workers,
+                      progress=False))
     with open(out / "grades.csv", newline="") as f:
         return {Path(row["file"]).stem: row for row in csv.DictReader(f)}
 

@@ -127,8 +127,8 @@ def write_gradebook(db_url: str, assignment: str, asg, results: list, students: 
 
 
 def main(argv: list[str] | None = None) -> int:
-    from autograder import assignment as assignment_mod
-    from autograder import grade
+    from autograder import api
+    from autograder.config import SANDBOX_MODES, GradeConfig, GradingError, default_workers
 
     from .nbgrader_course import nbgrader, nbgrader_env
 
@@ -137,15 +137,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--course-dir", type=Path, default=Path("."), help="nbgrader's course directory")
     p.add_argument("--no-autograde", action="store_true",
                    help="do not run `nbgrader autograde` first (it already ran)")
-    p.add_argument("--workers", type=int, default=max(1, min(4, os.cpu_count() or 1)))
-    p.add_argument("--sandbox", choices=["auto", "isolated", "user", "weak"], default="auto")
+    p.add_argument("--workers", type=int, default=default_workers())
+    p.add_argument("--sandbox", choices=SANDBOX_MODES, default="auto")
     args = p.parse_args(argv)
     root = args.course_dir.resolve()
     name = args.assignment
     db = root / "gradebook.db"
     try:
-        asg = assignment_mod.load(name)
-    except assignment_mod.AssignmentError as exc:
+        asg = api.load_assignment(name)
+    except GradingError as exc:
         print(f"course nbgrader: {exc}", file=sys.stderr)
         return 2
     if not (root / "submitted").is_dir():
@@ -157,6 +157,12 @@ def main(argv: list[str] | None = None) -> int:
     staging = Path(tempfile.mkdtemp(prefix="course-nbgrader-"))
     os.chmod(staging, 0o700)
     try:
+        try:
+            config = GradeConfig(submissions=(staging,), assignment=name, out=root / GRADED_AS / name,
+                                 workers=args.workers, sandbox=args.sandbox, progress=False)
+        except GradingError as exc:
+            print(f"course nbgrader: {exc}", file=sys.stderr)
+            return 2
         students = stage(root, name, staging)
         if not students:
             print(f"course nbgrader: no submitted/*/{name}/{name}.ipynb in {root}", file=sys.stderr)
@@ -173,13 +179,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"course nbgrader: no gradebook.db in {root} (run `nbgrader autograde {name}` first)",
                   file=sys.stderr)
             return 2
-        out = root / GRADED_AS / name
-        gargs = grade.parse_args([str(staging), "--assignment", name, "--out", str(out), "--workers",
-                                  str(args.workers), "--sandbox", args.sandbox, "--no-progress"])
-        outcome = grade.run(gargs, asg)
-        if isinstance(outcome, int):
-            return outcome
-        grade.warn(outcome)
+        try:
+            outcome = api.grade(config)
+        except GradingError as exc:
+            print(f"course nbgrader: {exc}", file=sys.stderr)
+            return exc.exit_code
+        api.warn(outcome)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     for line in write_gradebook(f"sqlite:///{db}", name, asg, outcome.results, students):
