@@ -92,21 +92,20 @@ def latest_definitions(blocks: list[str]) -> list[str]:
             if not names[i] or not names[i] <= set().union(*names[i + 1:])]
 
 
-def answer_cells(nb: nbformat.NotebookNode) -> list[str]:
-    """The answers of a master as otter removes them: the marked lines of code cells (solution
-    blocks, `# SOLUTION` lines) and markdown cells between BEGIN/END SOLUTION raw cells."""
-    answers, inside = [], False
+def answer_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    """The cells of a master that hold its answers: every cell between a BEGIN SOLUTION and an END
+    SOLUTION raw cell (code: otter removes its marked lines, `split_solution`; markdown: removed
+    whole), and the code cells tagged `reference`."""
+    cells, inside = [], False
     for cell in nb.cells:
         text = cell_source(cell)
         if cell.cell_type == "raw" and re.match(r"\s*#\s*BEGIN\s+SOLUTION", text, re.IGNORECASE):
             inside = True
         elif cell.cell_type == "raw" and re.match(r"\s*#\s*END\s+SOLUTION", text, re.IGNORECASE):
             inside = False
-        elif cell.cell_type == "code":
-            answers.append(split_solution(text)[0])   # otter removes only the marked lines
-        elif inside:
-            answers.append(text)                      # a markdown answer is removed whole
-    return answers
+        elif inside or (cell.cell_type == "code" and "reference" in cell_tags(cell)):
+            cells.append(cell)
+    return cells
 
 
 def split_solution(source: str) -> tuple[str, str]:
