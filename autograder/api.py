@@ -17,7 +17,7 @@ removes its cgroup, clears its uid's key rings and deletes its scratch folder. I
 output folder. Before any notebook runs, :mod:`autograder.notebook_info` reads every notebook in a
 process of its own: another week's notebook is not run at all, and the manual questions' answers
 (with the figures their cells draw while they run, sent as checked messages) make the hand-grading
-pages (:mod:`autograder.handgrading`). The machinery of one batch is :class:`autograder.batch.Batch`.
+pages (:mod:`autograder.handgrading`). The machinery of one batch is :class:`autograder.batch.Grader`.
 
 Every caller goes through here: the command lines (:mod:`autograder.grade`, ``course grade`` and
 ``course merge`` in :mod:`instructor.grade`), the Gradescope zip's runner, ``course nbgrader``, the
@@ -36,7 +36,7 @@ from . import assignment as assignment_mod
 from . import cache as cache_mod
 from . import inputs, report, sandbox, shards
 from . import similarity as similarity_mod
-from .batch import Batch, content_hashes, peak_memory_mb
+from .batch import Grader, content_hashes, peak_memory_mb
 from .config import GradeConfig, GradingError, ShardsMissing
 from .results import NO_NAMES, Result, StudentNames
 from .workspace import clear_outputs
@@ -75,10 +75,10 @@ def grade(config: GradeConfig) -> Outcome:
         out = shards.shard_dir(config.out, shard.k, shard.n)
         out.mkdir(parents=True, exist_ok=True)
         shards.clear_shard(out)
-    batch = Batch(config, asg, out)
+    grader = Grader(config, asg, out)
     startup = 0.0
     try:
-        staging = batch.make_root()
+        staging = grader.make_root()
         try:  # every notebook is streamed into the batch's private staging folder
             subs = inputs.collect([str(s) for s in config.submissions], staging)
         except inputs.InputError as exc:
@@ -91,30 +91,30 @@ def grade(config: GradeConfig) -> Outcome:
         hashes = content_hashes(subs)    # before any notebook runs (and its staged copy goes)
         to_run, plan, cache = subs, None, None
         if config.cache:           # what an earlier run graded and nothing changed for
-            batch.ws.prepare(subs)
+            grader.ws.prepare(subs)
             cache = cache_mod.Cache(config.out.resolve() / cache_mod.CACHE_DIR, asg,
                                     {"timeout": config.timeout, "cell_timeout": config.cell_timeout,
-                                     "memory": config.memory, "mode": batch.ws.mode})
-            plan = cache.plan(subs, hashes, batch.ws.out)
+                                     "memory": config.memory, "mode": grader.ws.mode})
+            plan = cache.plan(subs, hashes, grader.ws.out)
             reused = {r.file for r in plan.reused}
             to_run = [s for s in subs if s.file not in reused]
             for s in subs:
                 if s.file in reused and s.path is not None:
                     s.path.unlink(missing_ok=True)
         if to_run:
-            batch.start(to_run, prepared=cache is not None, only=plan.partial if plan else None)
+            grader.start(to_run, prepared=cache is not None, only=plan.partial if plan else None)
             startup = time.monotonic() - t0
-            results = batch.run()
+            results = grader.run()
         else:                      # an empty shard, or every row reused: nothing to run
             if cache is None:
-                batch.ws.prepare(subs)
+                grader.ws.prepare(subs)
             startup = time.monotonic() - t0
             results = []
     finally:
-        batch.close()
+        grader.close()
     for r in results:
         r.sha256 = hashes.get(r.file, "")
-    ws = batch.ws
+    ws = grader.ws
     if cache is not None and plan is not None:
         results = [cache.splice(r, r.file, plan) if r.file in plan.partial else r for r in results]
         results = plan.reused + results
@@ -122,7 +122,7 @@ def grade(config: GradeConfig) -> Outcome:
         print(plan.line(cache.folder))
     meta = {"workers": config.workers, "mode": ws.mode, "mode_note": sandbox.MODE_NOTES[ws.mode],
             "cgroups": ws.cg.kind if ws.cg else "none", "cgroups_note": ws.cg_note,
-            "warnings": batch.warnings, "wall_seconds": time.monotonic() - t0,
+            "warnings": grader.warnings, "wall_seconds": time.monotonic() - t0,
             "startup_seconds": round(startup, 3), "grader_peak_memory_mb": peak_memory_mb()}
     if plan is not None:
         meta["cache"] = {"reused": len(plan.reused), "partial": len(plan.partial), "fresh": plan.fresh}

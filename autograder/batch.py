@@ -18,7 +18,7 @@ from .survey import Survey
 from .workspace import Workspace
 
 
-class Batch:
+class Grader:
     """The machinery of one grading; :meth:`close` undoes all of it (processes, uids, cgroups,
     folder modes, the private folder). ``warnings`` is the batch's list (the report shows it)."""
 
