@@ -12,7 +12,7 @@ For every master, in order:
      autograder/assignments/NN_name/tests/qN.py      public and hidden tests
      autograder/assignments/NN_name/assignment.json  questions and points
      nbgrader/                          the same course as an nbgrader course directory
-                                        (instructor/nbgrader_course.py)
+                                        (instructor/nbgrader/)
      autograder/build/                  (git-ignored) otter's autograder zip, completed so that
                                         it grades on its own (instructor/gradescope_zip.py), and
                                         the filled-in notebook as a student would submit it
@@ -49,7 +49,7 @@ from .masters import (
     read_master,
     reference_code,
 )
-from .nbgrader_course import build_nbgrader
+from .nbgrader.export import build_nbgrader
 
 NOTEBOOKS = ROOT / "notebooks"
 AUTOGRADER = ROOT / "autograder"

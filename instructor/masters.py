@@ -1,7 +1,7 @@
 """The master notebooks in solutions/, read: their names in course order, their answers (the cells
 tagged ``reference``, the solution lines of answer cells) and what their student notebooks show.
 
-Read by the build (:mod:`instructor.build`), the nbgrader export (:mod:`instructor.nbgrader_course`),
+Read by the build (:mod:`instructor.build`), the nbgrader export (:mod:`instructor.nbgrader.source`),
 the release's list of the answers it gives away (:mod:`instructor.release`) and the tests.
 """
 from __future__ import annotations
