@@ -41,8 +41,7 @@ from markdown_it import MarkdownIt
 from . import notebook_info
 from .assignment import ASSIGNMENTS, PACKAGE_DIR, Assignment
 from .csvcells import csv_text, file_key, text_cell
-from .inputs import lms_id
-from .results import Result, num, student_id
+from .results import NO_NAMES, Result, StudentNames, num, student_id, student_name
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 # what one row may embed in one page: PNG bytes, decoded pixels (summed), and pixels of one image
@@ -50,15 +49,6 @@ ROW_IMAGE_BYTES = 2 * 2**20
 ROW_IMAGE_PIXELS = 8_000_000
 IMAGE_PIXELS = 4_000_000
 ANSWER_CHARS = 20_000                    # characters of one answer's text in a page
-# {(lms, id): the student's name}, from the gradebook ``course grade`` was given (instructor.lms):
-# the report and the pages name the students so, beside the file
-STUDENT_NAMES: dict[tuple[str, str], str] = {}
-
-
-def student_name(file: str) -> str:
-    """The student's name as the gradebook gives it, or ''."""
-    found = lms_id(file)
-    return STUDENT_NAMES.get(found, "") if found else ""
 _MARKDOWN = MarkdownIt("commonmark", {"html": False})      # raw HTML in the text is escaped, not kept
 
 
@@ -252,13 +242,12 @@ def _img(out: Path, path: str, alt: str, budget: _Budget) -> str:
     return f"<img alt='{html.escape(alt, quote=True)}' src='data:image/png;base64,{b64}'>"
 
 
-def answer_html(out: Path, q: str, r: Result, row: int | None, points: float) -> str:
+def answer_html(out: Path, q: str, r: Result, row: int | None, points: float, name: str = "") -> str:
     """One submission's answer to ``q``; ``row``: its row in manual.csv, or None where the reader
-    has no manual.csv (a Gradescope PDF)."""
+    has no manual.csv (a Gradescope PDF); ``name``: the student's, when the gradebook gives it."""
     esc = html.escape
     a = r.answers.get(q)
     where = f"row {row} of manual.csv · " if row is not None else ""
-    name = student_name(r.file)
     who = f"<b>{esc(name)}</b> · " if name else ""
     parts = [f"<section class='answer' id='row-{row if row is not None else 0}'><h2>{esc(r.file)}</h2>",
              f"<p class='meta'>{who}id {esc(student_id(r.file)) or '-'} · {where}"
@@ -334,7 +323,7 @@ def answer_html(out: Path, q: str, r: Result, row: int | None, points: float) ->
 
 
 def write_page(path: Path, out_dir: Path, asg: Assignment, q: Any, prompt: str,
-               results: list[Result]) -> None:
+               results: list[Result], names: StudentNames = NO_NAMES) -> None:
     """One question's page, written a row at a time (every image is read, checked and embedded
     only while its row is written)."""
     esc = html.escape
@@ -352,12 +341,14 @@ def write_page(path: Path, out_dir: Path, asg: Assignment, q: Any, prompt: str,
     with open(path, "w", encoding="utf-8", errors="replace") as f:
         f.write("\n".join(out) + "\n")
         for row, r in enumerate(rows, 2):               # the spreadsheet's row number (1 is the header)
-            f.write(answer_html(out_dir, q.name, r, row, q.points) + "\n")
+            f.write(answer_html(out_dir, q.name, r, row, q.points, student_name(r.file, names)) + "\n")
         f.write("</div></body></html>\n")
 
 
-def write_pages(out: Path, asg: Assignment, results: list[Result]) -> list[str]:
-    """``manual/<question>.html`` for every manual question and ``manual.csv``; notes for the report."""
+def write_pages(out: Path, asg: Assignment, results: list[Result],
+                names: StudentNames = NO_NAMES) -> list[str]:
+    """``manual/<question>.html`` for every manual question (its rows named as in ``names``) and
+    ``manual.csv``; notes for the report."""
     blank = blank_notebook(asg)
     texts = prompts(blank, asg)
     folder = out / "manual"
@@ -365,7 +356,7 @@ def write_pages(out: Path, asg: Assignment, results: list[Result]) -> list[str]:
     notes = []
     for q in asg.questions:
         if q.manual:
-            write_page(folder / f"{q.name}.html", out, asg, q, texts.get(q.name, ""), results)
+            write_page(folder / f"{q.name}.html", out, asg, q, texts.get(q.name, ""), results, names)
             missing = [r.file for r in results if r.answers and not r.answers.get(q.name, {}).get("found")]
             if missing:
                 notes.append(f"{q.name}: no answer cells found in {len(missing)} notebooks "

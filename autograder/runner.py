@@ -588,5 +588,5 @@ if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--zygote":
         zygote_main(int(sys.argv[2]))
     else:
-        print("usage: python -m autograder.runner --zygote FD (started by autograder.grade)", file=sys.stderr)
+        print("usage: python -m autograder.runner --zygote FD (from autograder.scheduler)", file=sys.stderr)
         sys.exit(2)

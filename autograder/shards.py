@@ -13,7 +13,7 @@ warnings, and the batch's fingerprint) and the figures its rows drew.
 
 The merge reads the shard results, checks that they are of one batch (same inputs, same
 assignment and tests, same N) and that none is missing, and writes into DIR, through the very
-functions one-machine grading uses (:func:`autograder.grade.write_outputs`), what one-machine
+functions one-machine grading uses (:func:`autograder.api.write_outputs`), what one-machine
 grading writes: grades.csv, results/, feedback/, figures/, manual/, report.html, similarity.csv;
 ``course merge`` (:mod:`instructor.grade`) then gives the hand grades back and writes the LMS
 import, whose rules (one grade per student, held rows) see the whole class. With a shard missing
@@ -27,7 +27,6 @@ import hashlib
 import json
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 
@@ -43,6 +42,10 @@ MODE_ORDER = ("isolated", "user", "weak")      # strongest first
 
 class ShardError(ValueError):
     pass
+
+
+class ShardsMissing(ShardError):
+    """Some shards of the batch have no result (yet): the merge writes nothing."""
 
 
 def parse(text: str) -> tuple[int, int]:
@@ -200,8 +203,8 @@ def load_shards(out: Path, given: list[Path]) -> Merged:
     missing = [k for k in range(n) if k not in by_k]
     if missing:
         extra = f" (unfinished: {', '.join(map(str, unfinished))})" if unfinished else ""
-        raise ShardError(f"missing {len(missing)} of {n} shards: {', '.join(map(str, missing))}{extra}; "
-                         f"nothing was written")
+        raise ShardsMissing(f"missing {len(missing)} of {n} shards: {', '.join(map(str, missing))}{extra}; "
+                            f"nothing was written")
     results: list[Result] = []
     modes: dict[int, str] = {}
     warnings: list[str] = []
@@ -260,7 +263,3 @@ def copy_figures(shard_dirs: list[Path], out: Path) -> None:
         src = f / "figures"
         if src.is_dir():
             shutil.copytree(src, out / "figures", dirs_exist_ok=True)
-
-
-def say(line: str) -> None:
-    print(line, file=sys.stderr)

@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     elif verb == "pdfs":
         from .gradescope_pdf import main as run
     elif verb == "nbgrader":
-        from .nbgrader_grade import main as run
+        from .nbgrader.grade import main as run
     elif verb == "similarity":
         from autograder.similarity import main as run
     elif verb == "solutions":

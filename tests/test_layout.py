@@ -21,11 +21,16 @@ SHIM = ("course.__main__", "instructor.cli")          # the one arrow out of the
 
 
 def modules() -> dict[str, Path]:
-    """Every module of the three packages, by dotted name (a package's __init__ is the package)."""
+    """Every module of the three packages and their subpackages, by dotted name (a package's
+    __init__ is the package); not the grader's own tests (``autograder/tests``)."""
     found = {}
     for package in PACKAGES:
-        for path in sorted((ROOT / package).glob("*.py")):
-            found[package if path.stem == "__init__" else f"{package}.{path.stem}"] = path
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            folders = [ROOT.joinpath(*parts[:i]) for i in range(1, len(parts))]
+            if "tests" in parts[:-1] or not all((f / "__init__.py").is_file() for f in folders):
+                continue
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return found
 
 
@@ -121,6 +126,8 @@ def test_the_scan_sees_every_kind_of_import():
     assert "course.nets" in edges["course"]                       # from .nets import ... (in __init__)
     assert "autograder.grade" in edges["instructor.grade"]        # from autograder import grade as engine
     assert "instructor.build" in edges["instructor.cli"]          # inside a function
+    assert "instructor.masters" in edges["instructor.nbgrader.export"]    # from ..masters import ...
+    assert "instructor.nbgrader.plugins" in edges["instructor.nbgrader.grade"]   # a subpackage's own
     assert "autograder.notebook" in edges["autograder.judge"]     # relative, inside a function
     assert "instructor.cli" in edges["course.__main__"]
     assert "course.rules" not in edges["course.rules_scopes"]      # only under `if TYPE_CHECKING:`

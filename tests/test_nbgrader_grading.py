@@ -188,18 +188,12 @@ def engine_class(tmp_path_factory) -> dict:
 
     from autograder.mutants import grade_folder, mutant_notebook, solution_notebook
     from autograder.tests import forgery
+    from benchmarks.nbgrader_class import filled_notebook, pick_mutants, read_export, submit
+    from benchmarks.nbgrader_class import mutant_notebook as nbgrader_mutant
     from instructor.build import NOTEBOOKS, ROOT
-    from instructor.nbgrader_course import (
-        build_nbgrader,
-        filled_notebook,
-        nbgrader,
-        nbgrader_env,
-        pick_mutants,
-        read_export,
-        source_notebook,
-        submit,
-    )
-    from instructor.nbgrader_course import mutant_notebook as nbgrader_mutant
+    from instructor.nbgrader.commands import nbgrader, nbgrader_env
+    from instructor.nbgrader.export import build_nbgrader
+    from instructor.nbgrader.source import source_notebook
 
     name = ENGINE_NB
     scratch = tmp_path_factory.mktemp("nbgrader-engine")
@@ -292,18 +286,10 @@ def test_no_students_code_runs_in_nbgraders_kernel(engine_class):
 
 def test_released_text_is_what_generate_assignment_leaves_and_otter_form_keeps_the_answers():
     """The two readings `course nbgrader` and autograde rely on, without running nbgrader."""
-    import sys
+    from instructor.nbgrader.grade import is_test_cell, otter_form
+    from instructor.nbgrader.plugins import released_text
+    from instructor.nbgrader.source import source_notebook
 
-    from instructor.build import ROOT
-    from instructor.nbgrader_course import source_notebook
-    from instructor.nbgrader_grade import is_test_cell, otter_form
-
-    sys.path.insert(0, str(ROOT / "instructor"))
-    try:
-        from nbgrader_plugins import released_text
-    finally:
-        sys.path.remove(str(ROOT / "instructor"))
-        sys.modules.pop("nbgrader_plugins", None)
     source, _ = source_notebook(ENGINE_NB)
     hidden = [c for c in source.cells if is_test_cell(c) and "BEGIN HIDDEN TESTS" in c.source]
     assert hidden

@@ -55,7 +55,12 @@ def _public_lines(name: str) -> set[str]:
 
 
 def _answer_lines(name: str) -> set[str]:
-    return _lines("\n".join(masters.answer_cells(build.read_master(name)))) - _public_lines(name)
+    """The answers of a master as otter removes them: a code cell's marked lines, a markdown cell whole."""
+    text = []
+    for cell in masters.answer_cells(build.read_master(name)):
+        source = masters.cell_source(cell)
+        text.append(masters.split_solution(source)[0] if cell.cell_type == "code" else source)
+    return _lines("\n".join(text)) - _public_lines(name)
 
 
 @functools.cache
