@@ -219,7 +219,7 @@ def run_tests(t: PipeTransport, tests: list[dict], case_timeout: float, report: 
 def notebook_cells(path: str, given_code: list[str]) -> tuple[list[str], list[str], list[str]]:
     """From the submitted notebook (read here, not from the submission's process): its code cells,
     the questions whose ``grader.check`` cells it has, and what its own code does that the rules
-    do not allow (course/rules.py: every cell is read for what it binds; cells identical to a given
+    do not allow (course/rules/: every cell is read for what it binds; cells identical to a given
     cell of the blank notebook, the setup cell among them, are the course's and not searched)."""
     from course.rules import suspicious
 
