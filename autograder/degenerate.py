@@ -160,10 +160,13 @@ def degenerate_notebook(d: Degenerate) -> nbformat.NotebookNode:
     return nb
 
 
-def write_submissions(notebook: str, out: Path) -> dict[str, Degenerate]:
+def write_submissions(notebook: str, out: Path, answers: list[Degenerate] | None = None
+                      ) -> dict[str, Degenerate]:
+    """Each answer (default: the notebook's degenerate answers) as a solution notebook with its cell
+    swapped in, in ``out``; {file stem: answer}."""
     out.mkdir(parents=True, exist_ok=True)
     written = {}
-    for d in degenerates(notebook):
+    for d in degenerates(notebook) if answers is None else answers:
         stem = f"{notebook}__{d.question}__{d.name}"
         nbformat.write(degenerate_notebook(d), out / f"{stem}.ipynb")
         written[stem] = d
