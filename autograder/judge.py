@@ -26,6 +26,8 @@ import torch
 
 from course import handles, wire
 
+from . import exercise_rules
+
 MESSAGE_CAP = 4000
 GRACE = 3.0
 
@@ -174,6 +176,7 @@ def run_tests(t: PipeTransport, tests: list[dict], case_timeout: float, report: 
         loaded += [(test, i, case) for i, case in enumerate(cases)]
     ordered = sorted(loaded, key=lambda x: bool(x[2].kw.get("hidden")))     # stable: public first
     current = None
+    barred: dict[str, str | None] = {}      # per question: why its definitions break its own rules
     for test, i, case in ordered:
         q = test["question"]
         filename = f"<test {q}>"
@@ -181,6 +184,11 @@ def run_tests(t: PipeTransport, tests: list[dict], case_timeout: float, report: 
         if q != current:
             report({"t": "test", "q": q})
             current = q
+        if q not in barred:
+            barred[q] = exercise_rules.verdict(t.cells(), t.template(), test.get("rules"), q)
+        if barred[q]:                 # the course's own answer, or what the text says to do without
+            report({"t": "case", "q": q, "i": i, "passed": False, "message": barred[q][:MESSAGE_CAP]})
+            continue
         t.deadline = time.monotonic() + case_timeout
         _seed_everything()
         passed, message, missing = False, "", []

@@ -36,7 +36,7 @@ from pathlib import Path
 import nbformat
 import yaml
 
-from autograder import gradescope, shipped
+from autograder import exercise_rules, gradescope, shipped
 
 from . import masters as masters_  # masters.SOLUTIONS, looked up when used
 from . import publish
@@ -424,13 +424,15 @@ python -m autograder.gradescope /autograder
 
 def engine_files(name: str) -> list[tuple[Path, str]]:
     """(file here, name in the zip) of the grading engine for `name`: autograder/*.py, this week's
-    grading material (assignment.json, tests, the blank notebook), the other
+    grading material (assignment.json, tests, the exercises' rules, the blank notebook), the other
     weeks' assignment.json (to recognise another week's notebook), the `course` package as this
     week's release ships it (autograder.shipped), and the stories text for the notebooks that train on it."""
     files = [(p, f"engine/autograder/{p.name}") for p in sorted(AUTOGRADER.glob("*.py"))]
     material = ASSIGNMENTS / name       # tests and questions only: the grader's own answers stay here
+    rules = material / exercise_rules.RULES_FILE
     files += [(p, f"engine/autograder/assignments/{name}/{p.relative_to(material).as_posix()}")
-              for p in [material / "assignment.json", *sorted((material / "tests").glob("*.py"))]]
+              for p in [material / "assignment.json", *sorted((material / "tests").glob("*.py")),
+                        *([rules] if rules.is_file() else [])]]
     files.append((NOTEBOOKS / f"{name}.ipynb", f"engine/autograder/assignments/{name}/{name}.ipynb"))
     # the other weeks' names and points only: how another week's notebook is recognised and refused
     files += [(p, f"engine/autograder/assignments/{p.parent.name}/assignment.json")

@@ -60,7 +60,10 @@ from __future__ import annotations
 
 from .allowed import ALLOWED_MODULES, DUNDER_ATTRIBUTES, FORBIDDEN_NAMES, SPECIAL_METHODS
 from .check import static_uses, suspicious
+from .exercise import Exercise, Use
+from .exercise import unread as exercise_unread
+from .exercise import uses as exercise_uses
 from .runtime import Watch, forbidden_modules
 
-__all__ = ["static_uses", "suspicious", "Watch", "forbidden_modules", "FORBIDDEN_NAMES", "ALLOWED_MODULES",
-           "DUNDER_ATTRIBUTES", "SPECIAL_METHODS"]
+__all__ = ["static_uses", "suspicious", "exercise_uses", "exercise_unread", "Exercise", "Use", "Watch",
+           "forbidden_modules", "FORBIDDEN_NAMES", "ALLOWED_MODULES", "DUNDER_ATTRIBUTES", "SPECIAL_METHODS"]

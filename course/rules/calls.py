@@ -31,7 +31,7 @@ class Calls(Chains):
                 # vars(x) is x.__dict__: not allowed, but it reads no namespace
                 module = isinstance(node.args[0], ast.Name) and self.kind_of(node.args[0])[0] == "module"
                 self.found(node, f"reads the attributes of {source_text(node.args[0])} by name (vars)",
-                           Kind.FAR if module else Kind.RULE)
+                           Kind.FAR if module else Kind.RULE, hides=True)
                 for a in node.args:
                     self.visit(a)
                 return
@@ -80,7 +80,7 @@ class Calls(Chains):
         else:
             module = isinstance(target, ast.Name) and self.kind_of(target)[0] == "module"
             self.found(node, f"looks up an attribute of {source_text(target)} by a computed name "
-                             f"({f.id}: only on self)", Kind.FAR if module else Kind.RULE)
+                             f"({f.id}: only on self)", Kind.FAR if module else Kind.RULE, hides=True)
             self.shown.add(id(target))              # said already: not also "a module as a value"
             self.visit(target)
             self.visit(name)

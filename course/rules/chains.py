@@ -27,6 +27,8 @@ class Chains(Visitor):
 
     def attribute(self, node: ast.Attribute) -> None:
         root, attrs = self.chain(node)
+        for a in attrs:
+            self.reach(node, f".{a}")
         as_value = isinstance(node.ctx, ast.Load) and id(node) not in self.shown
         changes = not isinstance(node.ctx, ast.Load)
         trusted = False
@@ -104,6 +106,8 @@ class Chains(Visitor):
         """A chain that starts at a module or an imported object, resolved against the real thing."""
         for start_name, obj, is_module in starts:
             text = root
+            self.reach(node, ".".join([start_name, *attrs]))
+            self.reach(node, start_name, obj)
             if is_module and obj is None and start_name in ALLOWED_MODULES:
                 continue                         # allowed, but not installed here: nothing to resolve
             if is_module and obj is None:
@@ -135,6 +139,7 @@ class Chains(Visitor):
                     break
                 except Exception:
                     break                       # it does not resolve: a typo breaks no rule
+                self.reach(node, ".".join([start_name, *attrs[:i + 1]]), obj)
                 verdict = judge(obj, text)
                 if verdict:
                     self.found(node, f"uses {verdict[1]}", verdict[0])

@@ -107,6 +107,7 @@ class Definitions(Visitor):
     # -- imports
     def visit_Import(self, node: ast.Import) -> None:
         for a in node.names:
+            self.reach(node, a.name, import_allowed(a.name))
             top = a.name.split(".")[0]
             for name in {a.name, *([] if a.asname else [top])}:
                 if name not in ALLOWED_MODULES:
@@ -114,13 +115,20 @@ class Definitions(Visitor):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         source = node.module or ""
+        module = import_allowed(source) if not node.level else None
+        self.reach(node, source, module)
+        for a in node.names:
+            if a.name != "*":
+                try:
+                    self.reach(node, f"{source}.{a.name}", member(module, a.name) if module else None)
+                except Exception:
+                    self.reach(node, f"{source}.{a.name}")
         if node.level:
             self.found(node, "imports from a relative module, which is not allowed")
             return
         if source not in ALLOWED_MODULES:
             self.found(node, f"imports from {source}, which is not allowed", module_kind(source))
             return
-        module = import_allowed(source)
         if module is None:
             return
         for a in node.names:

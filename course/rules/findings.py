@@ -30,3 +30,4 @@ class Finding:
     node: ast.AST
     what: str
     kind: Kind
+    hides: bool = False          # it may hide what the code reaches (an attribute by a computed name)

@@ -75,28 +75,44 @@ def _changed_by_methods(node: ast.AST, modules: frozenset[str], statements: set[
     those local to the function the call is in (its parameters and what it assigns: ``t.view(B,
     T)`` in ``def by_head(t)`` changes no notebook-level ``t``), nor modules."""
     names: set[str] = set()
-    stack: list[tuple[ast.AST, frozenset[str]]] = [(node, frozenset())]
-    while stack:
-        n, local = stack.pop()
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            a = n.args
-            params = {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
-            body = n.body if isinstance(n.body, list) else [n.body]
-            declared = {g for x in ast.walk(n) if isinstance(x, (ast.Global, ast.Nonlocal)) for g in x.names}
-            stored = {x.id for b in body for x in ast.walk(b)
-                      if isinstance(x, ast.Name) and not isinstance(x.ctx, ast.Load)}
-            inner = frozenset((local | params | stored) - declared)
-            outer = [*a.defaults, *(d for d in a.kw_defaults if d is not None),
-                     *getattr(n, "decorator_list", [])]
-            stack += [(x, local) for x in outer] + [(b, inner) for b in body]
-            continue
+    for n, local in _scoped_walk(node):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and id(n) not in statements \
                 and _carries(n):
             root = _root_name(n.func.value)
             if root not in modules and root not in local:
                 names.add(root)
-        stack += [(c, local) for c in ast.iter_child_nodes(n)]
     return names
+
+
+def _function_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
+                     outer: frozenset[str]) -> frozenset[str]:
+    """The names local inside a function (``outer``: those local around it): its parameters and what
+    its body binds, but for those it declares global or nonlocal."""
+    a = fn.args
+    params = {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
+    body = fn.body if isinstance(fn.body, list) else [fn.body]
+    declared = {g for x in ast.walk(fn) if isinstance(x, (ast.Global, ast.Nonlocal)) for g in x.names}
+    stored = {x.id for b in body for x in ast.walk(b)
+              if isinstance(x, ast.Name) and not isinstance(x.ctx, ast.Load)}
+    return frozenset((outer | params | stored) - declared)
+
+
+def _scoped_walk(node: ast.AST) -> Iterator[tuple[ast.AST, frozenset[str]]]:
+    """Every node under ``node`` (a parent before its children), with the names that are local to
+    the functions around it (there, a name is not the notebook's)."""
+    stack: list[tuple[ast.AST, frozenset[str]]] = [(node, frozenset())]
+    while stack:
+        n, local = stack.pop()
+        yield n, local
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            a = n.args
+            inner = _function_locals(n, local)
+            outer = [*a.defaults, *(d for d in a.kw_defaults if d is not None),
+                     *getattr(n, "decorator_list", [])]
+            body = n.body if isinstance(n.body, list) else [n.body]
+            stack += [(x, local) for x in outer] + [(b, inner) for b in body]
+            continue
+        stack += [(c, local) for c in ast.iter_child_nodes(n)]
 
 
 def last_binding(nodes: list[ast.stmt], name: str) -> ast.stmt:
@@ -141,9 +157,12 @@ def live(trees: Iterable[ast.Module], modules: frozenset[str] = frozenset()) -> 
     return found
 
 
-def followed(statements: dict[str, list[ast.stmt]], roots: Iterable[str]) -> Iterator[ast.AST]:
+def followed(statements: dict[str, list[ast.stmt]], roots: Iterable[str],
+             scoped: bool = False) -> Iterator[ast.AST]:
     """Every node of the statements behind ``roots`` (``statements``: :func:`live`), and of those
-    behind every notebook-level name they use, in turn; each statement once."""
+    behind every notebook-level name they use, in turn; each statement once. ``scoped``: a name
+    local to a function there (a parameter ``k``, a loop variable) is not followed to the notebook's
+    ``k`` (without it, every name of the notebook's is, as the page's rules read the graded code)."""
     seen: set[int] = set()
     todo = [node for r in roots for node in statements.get(r, ())]
     while todo:
@@ -151,7 +170,8 @@ def followed(statements: dict[str, list[ast.stmt]], roots: Iterable[str]) -> Ite
         if id(node) in seen:
             continue
         seen.add(id(node))
-        for n in ast.walk(node):
+        walk = _scoped_walk(node) if scoped else ((n, frozenset()) for n in ast.walk(node))
+        for n, local in walk:
             yield n
-            if isinstance(n, ast.Name) and n.id in statements:
+            if isinstance(n, ast.Name) and n.id in statements and n.id not in local:
                 todo += [s for s in statements[n.id] if id(s) not in seen]

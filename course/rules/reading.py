@@ -50,6 +50,7 @@ class Reading:
                 continue
         self.scopes = Scopes()
         self.findings: list[Finding] = []
+        self.reached: dict[int, list[tuple[str, object]]] = {}     # what each node reaches
         binder = Binder(self.scopes)
         for i, tree in list(self.trees):
             try:
@@ -60,7 +61,7 @@ class Reading:
         anywhere = self.scopes.anywhere()
         for i, tree in self.trees:
             try:
-                Checker(self.scopes, self.findings, anywhere, i).visit(tree)
+                Checker(self.scopes, self.findings, anywhere, i, self.reached).visit(tree)
             except RecursionError:
                 self.findings.append(Finding(i, tree, "has code nested too deep to read", Kind.FAR))
         self.by_node: dict[int, list[Finding]] = {}

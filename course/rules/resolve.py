@@ -15,6 +15,7 @@ from .allowed import (
     DENIED_NAMES,
     DENIED_ORIGINS,
     FORBIDDEN_NAMES,
+    LOADERS,
     MACHINERY,
     ONLY_NAMES,
     PIECE_ORIGINS,
@@ -96,6 +97,18 @@ def _pieces() -> tuple[dict[int, str], tuple[type, ...]]:
     return objects, classes
 
 
+@functools.lru_cache(maxsize=1)
+def _loaders() -> dict[int, str]:
+    """The loaders of allowed modules (:data:`LOADERS`), {id: name}."""
+    found = {}
+    for name in LOADERS:
+        module, _, attr = name.rpartition(".")
+        obj = getattr(import_allowed(module), attr, None)
+        if obj is not None:
+            found[id(obj)] = name
+    return found
+
+
 def origin(obj: object) -> str:
     """The module an object (a class or a callable) says it comes from; empty for other objects."""
     if not (isinstance(obj, type) or callable(obj)):
@@ -119,6 +132,8 @@ def judge(obj: object, shown: str) -> tuple[Kind, str] | None:
         alias, _, rest = name.partition(".")
         full = {"F": "torch.nn.functional", "nn": "torch.nn"}[alias] + "." + rest
         return Kind.PIECE, name if shown in (name, full) else f"{name} (as {shown})"
+    if id(obj) in _loaders():
+        return Kind.FAR, f"{shown}, a loader (what it reads may run code the rules have not read)"
     try:
         if isinstance(obj, type) and classes and issubclass(obj, classes):
             return Kind.PIECE, f"{shown} (a ready-made transformer piece)"

@@ -23,11 +23,14 @@ from .syntax import dunder
 
 
 class Visitor(ast.NodeVisitor):
-    """Walks one cell with the scopes of the first pass; records findings tied to their nodes."""
+    """Walks one cell with the scopes of the first pass; records findings tied to their nodes, and
+    what each node reaches of the modules' objects (for an exercise's own rules, :mod:`.exercise`)."""
 
-    def __init__(self, scopes: Scopes, findings: list[Finding], anywhere: set[str], cell: int) -> None:
+    def __init__(self, scopes: Scopes, findings: list[Finding], anywhere: set[str], cell: int,
+                 reached: dict[int, list[tuple[str, object]]]) -> None:
         self.scopes = scopes
         self.findings = findings
+        self.reached = reached                  # {id(node): [(dotted name, object or None)]}
         self.anywhere = anywhere                # every name the notebook binds, in any scope
         self.cell = cell
         self.scope = scopes.module
@@ -35,8 +38,13 @@ class Visitor(ast.NodeVisitor):
         self.anchor: ast.AST | None = None      # the node of the notebook's code a made-up node stands for
         self.plain_wraps: set[int] = set()       # functools.wraps called with the wrapped function only
 
-    def found(self, node: ast.AST, what: str, kind: Kind = Kind.RULE) -> None:
-        self.findings.append(Finding(self.cell, self.anchor or node, what, kind))
+    def found(self, node: ast.AST, what: str, kind: Kind = Kind.RULE, hides: bool = False) -> None:
+        self.findings.append(Finding(self.cell, self.anchor or node, what, kind, hides))
+
+    def reach(self, node: ast.AST, name: str, obj: object = None) -> None:
+        """``node`` reaches ``name`` (a module's object, by its full dotted name; an attribute of any
+        object as ``.name``), which is ``obj`` when it resolved here."""
+        self.reached.setdefault(id(self.anchor or node), []).append((name, obj))
 
     def inside(self, node: ast.AST, body: Iterable[ast.AST | None]) -> None:
         outer = self.scope
@@ -115,6 +123,9 @@ class Visitor(ast.NodeVisitor):
                 self.found(node, f"uses {name}", Kind.FAR if far else Kind.RULE)
             return
         kind, info = self.kind_of(node)
+        if kind in ("module", "star", "object"):
+            for shown, obj in info:
+                self.reach(node, shown, obj)
         if kind == "module" and id(node) not in self.shown:
             self.found(node, f"uses the module {name} as a value (only as in {name}.name)")
         elif kind in ("star", "object"):
