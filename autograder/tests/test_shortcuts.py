@@ -36,8 +36,9 @@ def grading_root(tmp_path_factory) -> str:
 def test_shortcuts_keep_nothing_of_their_question(name, grading_root):
     rows, written = graded(name, grading_root)
     assert written and degenerate.over_cap(rows, written) == []
-    for stem in written:
-        assert rows[stem]["grading_status"] == "ok", (stem, rows[stem]["grading_status"])
+    for stem in written:                     # graded, not refused (code that hides what it uses: flagged)
+        status = rows[stem]["grading_status"]
+        assert status == "ok" or status.startswith("suspicious code"), (stem, status)
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
