@@ -81,6 +81,4 @@ def verdict(cells: list[str], template: list[str] | None, rules: dict[str, Any] 
             return (MARK + f"the grader cannot tell what {question}'s code uses, so it cannot check it: "
                     f"your code {hidden[0]}.")
         return None
-    shown = list(dict.fromkeys(u.shown for u in found))
-    more = f" (also: {', '.join(shown[1:4])}{', ...' if len(shown) > 4 else ''})" if len(shown) > 1 else ""
-    return MARK + rules["hint"].replace("{name}", shown[0]) + more + "."
+    return MARK + rules["hint"].replace("{name}", found[0].shown) + "."
