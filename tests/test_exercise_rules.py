@@ -201,6 +201,11 @@ def test_code_that_hides_what_it_uses_breaks_the_rules_too():
                  "class Block(B):\n    pass",
                  "class Block(nn.Module):\n    pass\nglobals()['Block'] = 3",
                  "class Block(nn.Module):\n    pass\nx = vars(torch)",
+                 "import functools\nfind = functools.partial(getattr, course)\n"
+                 "class Block(find('tiny' + 'denoiser').Base):\n    pass",
+                 "class Block(nn.Module):\n    def f(self):\n        G = nn\n        return G.LayerNorm",
+                 "class Block([c for c in nn.Module.__subclasses__() if c.__name__ == 'DenoiserBlock'][0]):\n"
+                 "    pass",
                  "class Block(nn.Module):\n    pass\nnet = torch.load('f.pt', weights_only=True)"):
         said = exercise_rules.verdict([code], None, rules, "q4")
         assert said and said.startswith(f"{exercise_rules.MARK}the grader cannot tell what q4's code"), code

@@ -88,7 +88,7 @@ class Chains(Visitor):
                     continue
                 self.found(node, f"uses {text} (a special attribute that is not allowed)",
                            Kind.FAR if a in ("__globals__", "__builtins__", "__code__", "__closure__")
-                           else Kind.RULE)
+                           else Kind.RULE, hides=True)
                 return
             if a in INTERNALS:
                 self.found(node, f"uses {text} (the interpreter's frames and code are not allowed)", Kind.FAR)
@@ -150,4 +150,5 @@ class Chains(Visitor):
                     break
             else:
                 if as_value and isinstance(obj, types.ModuleType):
-                    self.found(node, f"uses the module {text} as a value (only as in {text}.name)")
+                    self.found(node, f"uses the module {text} as a value (only as in {text}.name)",
+                               hides=True)

@@ -127,7 +127,7 @@ class Visitor(ast.NodeVisitor):
             for shown, obj in info:
                 self.reach(node, shown, obj)
         if kind == "module" and id(node) not in self.shown:
-            self.found(node, f"uses the module {name} as a value (only as in {name}.name)")
+            self.found(node, f"uses the module {name} as a value (only as in {name}.name)", hides=True)
         elif kind in ("star", "object"):
             for shown, obj in info:
                 verdict = judge(obj, shown) if obj is not None and kind == "star" else None
@@ -144,7 +144,7 @@ class Visitor(ast.NodeVisitor):
             elif name == "breakpoint":
                 self.found(node, "uses breakpoint")
             elif name in ATTRIBUTE_BUILTINS:
-                self.found(node, f"passes {name} around as a value (it may only be called)")
+                self.found(node, f"passes {name} around as a value (it may only be called)", hides=True)
             elif name == "get_ipython":
                 self.found(node, "uses get_ipython() other than for a magic")
         elif kind == "class" and not classes_ok and id(node) not in self.shown:
