@@ -149,8 +149,9 @@ def unread(cells: Iterable[str], exercise: Exercise, template: Iterable[str] | N
     """What keeps the reading from telling what ``exercise``'s definitions use: anywhere in the
     notebook's own cells, what could change them from afar (code from strings, a namespace read, a
     change to a module, a loader: the page's rules' far findings), and in the definitions and what
-    they use, an attribute looked up by a computed name or read with ``vars``. Empty when the
-    reading sees everything they use."""
+    they use, what may reach an attribute out of the reading's sight (a computed ``getattr``, ``vars``,
+    a module used as a value, ``getattr`` passed around, a special attribute such as
+    ``__subclasses__``). Empty when the reading sees everything they use."""
     reading = read(tuple(cells), frozenset(template or ()))
     statements = live((tree for _, tree in reading.trees), reading.module_names())
     ids = {id(n) for n in followed(statements, exercise.names, scoped=True)}
