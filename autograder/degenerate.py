@@ -161,9 +161,13 @@ def submissions(notebook: str) -> dict[str, Degenerate]:
     return {f"{notebook}__{d.question}__{d.name}": d for d in degenerates(notebook)}
 
 
-def write_submissions(notebook: str, out: Path) -> dict[str, Degenerate]:
-    """Write one submission per degenerate answer into ``out``; {file stem: answer}."""
-    return mutants.write_notebooks(out, submissions(notebook), degenerate_notebook)
+def write_submissions(notebook: str, out: Path, answers: list[Degenerate] | None = None
+                      ) -> dict[str, Degenerate]:
+    """Each answer (default: the notebook's degenerate answers) as a solution notebook with its cell
+    swapped in, in ``out``; {file stem: answer}."""
+    chosen = submissions(notebook) if answers is None else {
+        f"{notebook}__{d.question}__{d.name}": d for d in answers}
+    return mutants.write_notebooks(out, chosen, degenerate_notebook)
 
 
 def auto_questions(notebook: str) -> list[str]:

@@ -138,6 +138,7 @@ class Scheduler:
         job_msg = {  # names no submission: the staging file is numbered, the name beside it
             "kind": "submission", "id": job.token, "staging": str(job.staging),
             "sandbox": vars(spec), "repo": str(REPO), "cell_timeout": self.config.cell_timeout,
+            "package": str(self.ws.package),        # the student package as this week ships it
             "figure_cells": job.figure_cells, "setup": notebook.setup_cell(self.asg.given_code),
             "env": {"HOME": scratch, "TMPDIR": tmpdir, "USER": "course-grader",
                     "LOGNAME": "course-grader", "MPLCONFIGDIR": f"{scratch}/.matplotlib",

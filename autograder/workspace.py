@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from . import assignment as assignment_mod
-from . import cgroups, handgrading, inputs, report, sandbox
+from . import cgroups, handgrading, inputs, report, sandbox, shipped
 from .config import GradeConfig
 
 REPO = Path(__file__).resolve().parent.parent
@@ -67,6 +67,10 @@ class Workspace:
         if self.mode != "weak":
             self.pool = sandbox.UidPool(config.workers)
         self.hide = self._secret_paths()
+        # the student package as this week's release ships it: what the submission's process imports
+        self.package = shipped.write_package(self.asg.name, self.root / "package", REPO / "course")
+        self.unshipped = sorted(set(map(str, shipped.package_files(None, REPO / "course")))
+                                - set(map(str, shipped.package_files(self.asg.name, REPO / "course"))))
         self.view: list[str] = []
         if self.mode == "isolated":
             self.view = self._view_paths()
@@ -83,6 +87,8 @@ class Workspace:
             for p in self.hide:
                 if os.path.isdir(p):
                     self.restore_modes[p] = os.stat(p).st_mode & 0o7777
+            for p in self.unshipped:            # the course's answers of later weeks
+                self.restore_modes[p] = os.stat(p).st_mode & 0o7777
             sandbox.lock_down([Path(p) for p in self.restore_modes])
             self._warn_readable_inputs()
         elif self.mode == "weak":
@@ -135,12 +141,13 @@ class Workspace:
 
     def _view_paths(self) -> list[str]:
         """Isolated mode: what the new root shows besides the system folders, read-only: Python and
-        its packages, the course package and the stories text. Not the repository itself (it holds
-        the tests and the solutions), not the rest of the data cache (trained weights of the
-        solutions), nor any folder that holds something secret."""
+        its packages, the student package as this week's release ships it (:mod:`autograder.shipped`)
+        and the stories text. Not the repository itself (it holds the tests and the solutions, and
+        its course/ the answers of later weeks), not the rest of the data cache (trained weights of
+        the solutions), nor any folder that holds something secret."""
         paths = {Path(p) for p in sys.path if p and os.path.exists(p)}
         paths |= {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.base_exec_prefix),
-                  Path(sys.executable).resolve().parent, REPO / "course"}
+                  Path(sys.executable).resolve().parent, self.package}
         # the stories text only: the data cache also holds the solutions' trained weights
         stories = self.stories_file()
         if stories:

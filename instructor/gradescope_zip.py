@@ -16,11 +16,10 @@ from pathlib import Path
 
 import yaml
 
-from autograder import gradescope
+from autograder import exercise_rules, gradescope, shipped
 from autograder.assignment import ASSIGNMENTS
 from autograder.assignment import PACKAGE_DIR as AUTOGRADER
 
-from . import release
 from .masters import NAMES, ROOT
 
 NOTEBOOKS = ROOT / "notebooks"
@@ -77,19 +76,21 @@ python -m autograder.gradescope /autograder
 
 def engine_files(name: str) -> list[tuple[Path, str]]:
     """(file here, name in the zip) of the grading engine for `name`: autograder/*.py, this week's
-    grading material (assignment.json, tests, the blank notebook), the other weeks' assignment.json
-    (to recognise another week's notebook), the `course` package as this
-    week's release ships it, and the stories text for the notebooks that train on it."""
+    grading material (assignment.json, tests, the exercises' rules, the blank notebook), the other
+    weeks' assignment.json (to recognise another week's notebook), the `course` package as this
+    week's release ships it (autograder.shipped), and the stories text for the notebooks that train on it."""
     files = [(p, f"engine/autograder/{p.name}") for p in sorted(AUTOGRADER.glob("*.py"))]
     material = ASSIGNMENTS / name       # tests and questions only: the grader's own answers stay here
+    rules = material / exercise_rules.RULES_FILE
     files += [(p, f"engine/autograder/assignments/{name}/{p.relative_to(material).as_posix()}")
-              for p in [material / "assignment.json", *sorted((material / "tests").glob("*.py"))]]
+              for p in [material / "assignment.json", *sorted((material / "tests").glob("*.py")),
+                        *([rules] if rules.is_file() else [])]]
     files.append((NOTEBOOKS / f"{name}.ipynb", f"engine/autograder/assignments/{name}/{name}.ipynb"))
     # the other weeks' names and points only: how another week's notebook is recognised and refused
     files += [(p, f"engine/autograder/assignments/{p.parent.name}/assignment.json")
               for p in sorted(ASSIGNMENTS.glob("[0-9][0-9]_*/assignment.json")) if p.parent.name != name]
     package = ROOT / "course"
-    for path in release.package_files(NAMES[:NAMES.index(name) + 1] if name in NAMES else [name]):
+    for path in shipped.package_files(name, package):
         files.append((path, f"engine/course/{path.relative_to(package).as_posix()}"))
     if name in NAMES and NAMES.index(name) >= NAMES.index(STORIES_FROM):
         cache = Path(os.environ.get("COURSE_DATA_CACHE") or ROOT / "data_cache")

@@ -23,10 +23,10 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from autograder import gradescope
+from autograder import gradescope, shipped
 from autograder.assignment import load
 from autograder.tests import forgery
-from instructor import build, gradescope_zip, release
+from instructor import build, gradescope_zip
 
 NAME = "03_attention"
 NO_NAMESPACES = [sys.executable, str(Path(__file__).with_name("no_namespaces.py"))]
@@ -63,7 +63,7 @@ def test_zip_carries_the_engine_the_cpu_torch_pins_and_no_otter_grading(autograd
         run = z.read("run_autograder").decode()
         config = json.loads(z.read(f"engine/{gradescope.CONFIG}"))
     package = {f"engine/course/{p.relative_to(build.ROOT / 'course').as_posix()}"
-               for p in release.package_files(build.NAMES[:build.NAMES.index(NAME) + 1])}
+               for p in shipped.package_files(NAME)}
     assert {n for n in names if n.startswith("engine/course/")} == package    # the student package only
     assert "engine/course/__main__.py" not in names
     assert {"engine/autograder/judge.py", "engine/autograder/gradescope.py", "engine/autograder/sandbox.py",

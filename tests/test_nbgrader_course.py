@@ -15,9 +15,9 @@ import pytest
 import torch
 from traitlets.config import Config
 
+from autograder import shipped
 from autograder.assignment import load
 from course.nbgrader_check import CheckFailed, check
-from instructor import release
 from instructor.build import NOTEBOOKS, ROOT, masters, read_master
 from instructor.nbgrader.export import NBGRADER, PLUGINS, course_files
 from instructor.nbgrader.plugins import KeepSkippedOutputs, SkipUngraded, is_skipped
@@ -275,9 +275,8 @@ def test_course_package_goes_with_every_notebook():
         if name not in NAMES:
             continue
         files = course_files([name])
-        package = sorted(p.relative_to(ROOT).as_posix()
-                         for p in release.package_files(NAMES[:NAMES.index(name) + 1]))
-        shipped = sorted(Path(r).relative_to(f"source/{name}").as_posix() for r in files
-                         if r.startswith(f"source/{name}/course/"))
-        assert shipped == package and "course/__main__.py" not in shipped
-        assert ("course/tinydenoiser.py" in shipped) == (name >= "08_causal")
+        package = sorted(p.relative_to(ROOT).as_posix() for p in shipped.package_files(name))
+        copied = sorted(Path(r).relative_to(f"source/{name}").as_posix() for r in files
+                        if r.startswith(f"source/{name}/course/"))
+        assert copied == package and "course/__main__.py" not in copied
+        assert ("course/tinydenoiser.py" in copied) == (name >= "08_causal")

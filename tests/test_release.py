@@ -19,7 +19,8 @@ import nbformat
 import pytest
 from otter.test_files.exception_test import ExceptionTestFile
 
-from instructor import build, cli, giveaway, masters, release
+from autograder import shipped
+from instructor import build, cli, giveaway, masters
 from instructor.release import BUNDLE_NAME, write_bundle
 
 ROOT = build.ROOT
@@ -250,7 +251,7 @@ def test_a_release_ships_the_student_package_only(tmp_path, capsys, upto):
 def test_the_student_package_holds_answers_only_in_tinydenoiser():
     """What the finder sees in course/: DenoiserBlock is 06's Block, TinyDenoiser 07's MyTransformer
     without the position table, and they pass on 08's causal; AllHeads holds 08's mask."""
-    package = [(p, p.relative_to(ROOT).as_posix()) for p in release.package_files()]
+    package = [(p, p.relative_to(ROOT).as_posix()) for p in shipped.package_files()]
     found = {(f.answer.notebook, f.answer.name, f.file, f.holder)
              for f in giveaway.find(package, giveaway.answers())}
     den = "course/tinydenoiser.py"

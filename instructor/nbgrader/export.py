@@ -16,7 +16,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from .. import release
+from autograder import shipped
+
 from ..masters import NAMES, ROOT
 from .source import TEXT_STUB, source_notebook
 
@@ -108,7 +109,7 @@ def course_files(names: list[str]) -> dict[str, bytes]:
     for name in names:
         nb, _ = source_notebook(name)
         files[f"source/{name}/{name}.ipynb"] = (nbformat.writes(nb) + "\n").encode()
-        for path in release.package_files(NAMES[:NAMES.index(name) + 1]):   # as a release up to it
+        for path in shipped.package_files(name):                          # as a release up to it
             files[f"source/{name}/course/{path.relative_to(ROOT / 'course').as_posix()}"] = path.read_bytes()
     return files
 
