@@ -22,7 +22,6 @@ the batch finished, whatever the scores; 2 when the command line or the assignme
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import resource
 import sys
@@ -32,7 +31,7 @@ from pathlib import Path
 
 from . import assignment as assignment_mod
 from . import cache as cache_mod
-from . import inputs, report, sandbox, shards, similarity
+from . import inputs, provenance, report, sandbox, shards, similarity, userns
 from .results import Result
 from .scheduler import Scheduler
 from .survey import Survey
@@ -160,6 +159,12 @@ def run(args: argparse.Namespace, asg: assignment_mod.Assignment) -> Outcome | i
         args.out.mkdir(parents=True, exist_ok=True)
         shards.clear_shard(args.out)
     grader = Grader(args, asg)
+    try:                                     # a pod that asked for a user namespace and got none
+        grader.warnings += userns.enforce()
+    except userns.UnsafePod as exc:
+        print(f"course grade: {exc}; not grading as the node's root with CAP_SYS_ADMIN", file=sys.stderr)
+        return 2
+    limits = {"timeout": args.timeout, "cell_timeout": args.cell_timeout, "memory": args.memory}
     startup = 0.0
     try:
         staging = grader.make_root()
@@ -179,8 +184,7 @@ def run(args: argparse.Namespace, asg: assignment_mod.Assignment) -> Outcome | i
         if getattr(args, "cache", False):     # what an earlier run graded and nothing changed for
             grader.ws.prepare(subs)
             folder = Path(getattr(args, "final_out", args.out)).resolve() / cache_mod.CACHE_DIR
-            cache = cache_mod.Cache(folder, asg, {"timeout": args.timeout, "cell_timeout": args.cell_timeout,
-                                                  "memory": args.memory, "mode": grader.ws.mode})
+            cache = cache_mod.Cache(folder, asg, {**limits, "mode": grader.ws.mode})
             plan = cache.plan(subs, hashes, grader.ws.out)
             reused = {r.file for r in plan.reused}
             to_run = [s for s in subs if s.file not in reused]
@@ -220,8 +224,8 @@ def run(args: argparse.Namespace, asg: assignment_mod.Assignment) -> Outcome | i
         meta["kubernetes"] = shards.kubernetes_context()
         if getattr(args, "gradebook", None) is not None:     # for the merge's LMS export
             meta["gradebook"] = [str(args.gradebook.resolve()), args.gradebook_column]
-        path = shards.write_shard(ws.out, asg, results, meta, k, n, shards.fingerprint(everyone, asg, n),
-                                  [s.file for s in subs])
+        path = shards.write_shard(ws.out, asg, results, meta, k, n, everyone, [s.file for s in subs],
+                                  limits, args.submissions)
         ok = sum(1 for r in results if r.status == "ok")
         print(f"graded shard {k} of {n} ({len(results)} of {len(everyone)} rows) of {asg.name} in "
               f"{meta['wall_seconds']:.1f} s ({ok} ok, {len(results) - ok} not ok; sandbox: {ws.mode}) "
@@ -251,25 +255,21 @@ def write_outputs(out: Path, asg: assignment_mod.Assignment, results: list[Resul
 
 
 def merge(out: Path, shard_dirs: list[Path], assignment: str | None,
-          no_similarity: bool) -> Outcome | int:
+          no_similarity: bool, n: int | None = None) -> Outcome | int:
     """``course merge OUT [SHARD_DIR...]``: the shards' results into OUT, written as one machine's
-    batch writes them. 1 (nothing written) when a shard is missing, 2 when the shards do not fit."""
+    batch writes them, once every row checked out (:func:`autograder.shards.load_shards`). Nothing
+    is written otherwise: 1 when a shard is missing, 3 when one failed for good, 2 when the shards
+    do not match the files or the grader."""
     t0 = time.monotonic()
     out = out.resolve()
     try:
-        merged = shards.load_shards(out, shard_dirs)
+        merged = shards.load_shards(out, shard_dirs, assignment, n)
     except shards.ShardError as exc:
         print(f"course merge: {exc}", file=sys.stderr)
-        return 1 if str(exc).startswith("missing") else 2
-    try:
-        asg = assignment_mod.load(assignment or merged.asg_folder)
-    except assignment_mod.AssignmentError as exc:
-        print(f"course merge: {exc}", file=sys.stderr)
-        return 2
-    meta = merged.meta
-    if shards.tests_hash(asg) != merged.tests:
-        meta["warnings"].insert(0, f"the tests of {asg.folder} changed since the shards were graded: "
-                                   "the rows are as the shards graded them; grade again for the new tests")
+        return exc.exit_code
+    asg, meta = merged.asg, merged.meta
+    for line in merged.notes:
+        print("note: " + line)
     meta["mode_note"] = sandbox.MODE_NOTES.get(meta["mode"], "")
     warnings: list[str] = []
     from .workspace import clear_outputs
@@ -284,19 +284,7 @@ def merge(out: Path, shard_dirs: list[Path], assignment: str | None,
                    cgroups=meta.get("cgroups", "none") != "none", meta=meta)
 
 
-def content_hashes(subs: list[inputs.Submission]) -> dict[str, str]:
-    """{row name: SHA-256 of the notebook's bytes as submitted}: a hand grade belongs to these bytes
-    (``course manual`` keeps it in the output folder's ledger, ``course grade`` gives it back)."""
-    found: dict[str, str] = {}
-    for s in subs:
-        if s.path is None:
-            continue
-        try:
-            with open(s.path, "rb") as f:
-                found[s.file] = hashlib.file_digest(f, "sha256").hexdigest()
-        except OSError:
-            continue
-    return found
+content_hashes = provenance.content_hashes     # kept here: callers import it from the engine
 
 
 def warn(outcome: Outcome) -> None:
