@@ -230,7 +230,7 @@ def render(args: argparse.Namespace) -> list[dict]:
              "spec": spec}
     merge_spec: dict = {"backoffLimit": 2, "completions": 1, "activeDeadlineSeconds": merge_deadline,
                         "template": _template(args, _pod(args, merge_script(args), 1, merge_memory_mb(), []))}
-    if _at_least(args, "1.26"):      # a refusal (2) or a shard failed for good (3) is not retried
+    if _at_least(args, "1.29"):      # a refusal (2) or a shard failed for good (3) is not retried
         merge_spec["podFailurePolicy"] = {"rules": [{"action": "FailJob", "onExitCodes": {
             "containerName": "grader", "operator": "In", "values": [2, 3]}}]}
     merge = {"apiVersion": "batch/v1", "kind": "Job",
