@@ -100,8 +100,10 @@ class Cache:
             doc = json.loads(path.read_text(encoding="utf-8", errors="surrogatepass"))
         except (OSError, ValueError):
             return None, "its entry is not readable"
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("body"), dict):
-            return None, "its entry is of another format (an older grader's, or not an entry)"
+        if isinstance(doc, dict) and isinstance(doc.get("format"), int) and doc["format"] != FORMAT:
+            return None, ""          # an older grader's entry: graded afresh, as after any new grader
+        if not isinstance(doc, dict) or not isinstance(doc.get("body"), dict):
+            return None, "its entry is not an entry of this grader"
         if not provenance.verify(self.secret, doc["body"], doc.get("seal")):
             return None, "its entry's seal does not match (changed since the grader wrote it)"
         return doc["body"], ""
