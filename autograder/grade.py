@@ -179,7 +179,7 @@ def run(args: argparse.Namespace, asg: assignment_mod.Assignment) -> Outcome | i
         everyone = subs
         if shard is not None:      # the whole class was read: names, clashes and caps are the class's
             subs = shards.select(everyone, *shard)
-        hashes = content_hashes(subs)    # before any notebook runs (and its staged copy goes)
+        hashes = provenance.content_hashes(subs)    # before any notebook runs (and its staged copy goes)
         to_run, plan, cache = subs, None, None
         if getattr(args, "cache", False):     # what an earlier run graded and nothing changed for
             grader.ws.prepare(subs)
@@ -282,9 +282,6 @@ def merge(out: Path, shard_dirs: list[Path], assignment: str | None,
     print(f"merged {merged.n} shards ({each}) in {meta['merge_seconds']:.1f} s")
     return Outcome(out=out, results=merged.results, mode=meta["mode"], cg_note=meta.get("cgroups_note", ""),
                    cgroups=meta.get("cgroups", "none") != "none", meta=meta)
-
-
-content_hashes = provenance.content_hashes     # kept here: callers import it from the engine
 
 
 def warn(outcome: Outcome) -> None:
