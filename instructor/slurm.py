@@ -95,7 +95,7 @@ def grade_command(args: argparse.Namespace, shard: str) -> list[str]:
 
 
 def merge_command(args: argparse.Namespace) -> list[str]:
-    cmd = [args.python, "-m", "course", "merge", str(args.out.resolve())]
+    cmd = [args.python, "-m", "course", "merge", str(args.out.resolve()), "--shards", str(args.shards)]
     return cmd + (["--no-similarity"] if args.no_similarity else [])
 
 
