@@ -31,7 +31,7 @@ from pathlib import Path
 
 from . import assignment as assignment_mod
 from . import cache as cache_mod
-from . import inputs, provenance, report, sandbox, shards, similarity, userns
+from . import inputs, provenance, report, sandbox, shard_merge, shards, similarity, userns
 from .results import Result
 from .scheduler import Scheduler
 from .survey import Survey
@@ -257,13 +257,13 @@ def write_outputs(out: Path, asg: assignment_mod.Assignment, results: list[Resul
 def merge(out: Path, shard_dirs: list[Path], assignment: str | None,
           no_similarity: bool, n: int | None = None) -> Outcome | int:
     """``course merge OUT [SHARD_DIR...]``: the shards' results into OUT, written as one machine's
-    batch writes them, once every row checked out (:func:`autograder.shards.load_shards`). Nothing
+    batch writes them, once every row checked out (:func:`autograder.shard_merge.load_shards`). Nothing
     is written otherwise: 1 when a shard is missing, 3 when one failed for good, 2 when the shards
     do not match the files or the grader."""
     t0 = time.monotonic()
     out = out.resolve()
     try:
-        merged = shards.load_shards(out, shard_dirs, assignment, n)
+        merged = shard_merge.load_shards(out, shard_dirs, assignment, n)
     except shards.ShardError as exc:
         print(f"course merge: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -275,7 +275,7 @@ def merge(out: Path, shard_dirs: list[Path], assignment: str | None,
     from .workspace import clear_outputs
     clear_outputs(out, warnings)
     meta["warnings"] += warnings
-    shards.copy_figures(merged.shard_dirs, out)
+    shard_merge.copy_figures(merged.shard_dirs, out)
     write_outputs(out, asg, merged.results, meta, no_similarity)
     meta["merge_seconds"] = round(time.monotonic() - t0, 3)
     each = ", ".join(f"shard {m['shard']}: {m['rows']} rows, {m['mode']}" for m in meta["shards"])

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from autograder import grade as engine
-from autograder import handgrading, shards
+from autograder import handgrading, shard_merge, shards
 
 from . import handback, lms, manual
 
@@ -119,13 +119,13 @@ def merge_main(argv: list[str] | None = None) -> int:
         p.error("--shards must be at least 1")
     if args.wait:                          # the shards still run (a Kubernetes merge Job starts with them)
         try:
-            shards.wait(args.out.resolve(), args.shard_dirs, args.shards, args.poll)
+            shard_merge.wait(args.out.resolve(), args.shard_dirs, args.shards, args.poll)
         except shards.ShardError as exc:
             print(f"course merge: {exc}", file=sys.stderr)
             return exc.exit_code
     gradebook, column = args.gradebook, args.gradebook_column
     if gradebook is None:                  # the shards' own --gradebook
-        found = shards.gradebook_of(args.out.resolve(), args.shard_dirs)
+        found = shard_merge.gradebook_of(args.out.resolve(), args.shard_dirs)
         if found is not None:
             gradebook, column = Path(found[0]), column or found[1]
     handgrading.STUDENT_NAMES.clear()
