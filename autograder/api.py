@@ -34,9 +34,9 @@ from pathlib import Path
 
 from . import assignment as assignment_mod
 from . import cache as cache_mod
-from . import inputs, report, sandbox, shards
+from . import inputs, provenance, report, sandbox, shard_merge, shards, userns
 from . import similarity as similarity_mod
-from .batch import Grader, content_hashes, peak_memory_mb
+from .batch import Grader, peak_memory_mb
 from .config import GradeConfig, GradingError, ShardsMissing
 from .results import NO_NAMES, Result, StudentNames
 from .workspace import clear_outputs
@@ -76,6 +76,11 @@ def grade(config: GradeConfig) -> Outcome:
         out.mkdir(parents=True, exist_ok=True)
         shards.clear_shard(out)
     grader = Grader(config, asg, out)
+    try:                                     # a pod that asked for a user namespace and got none
+        grader.warnings += userns.enforce()
+    except userns.UnsafePod as exc:
+        raise GradingError(f"{exc}; not grading as the node's root with CAP_SYS_ADMIN") from exc
+    limits = {"timeout": config.timeout, "cell_timeout": config.cell_timeout, "memory": config.memory}
     startup = 0.0
     try:
         staging = grader.make_root()
@@ -88,13 +93,12 @@ def grade(config: GradeConfig) -> Outcome:
         everyone = subs
         if shard is not None:      # the whole class was read: names, clashes and caps are the class's
             subs = shards.select(everyone, shard.k, shard.n)
-        hashes = content_hashes(subs)    # before any notebook runs (and its staged copy goes)
+        hashes = provenance.content_hashes(subs)    # before any notebook runs (and its staged copy goes)
         to_run, plan, cache = subs, None, None
         if config.cache:           # what an earlier run graded and nothing changed for
             grader.ws.prepare(subs)
             cache = cache_mod.Cache(config.out.resolve() / cache_mod.CACHE_DIR, asg,
-                                    {"timeout": config.timeout, "cell_timeout": config.cell_timeout,
-                                     "memory": config.memory, "mode": grader.ws.mode})
+                                    {**limits, "mode": grader.ws.mode})
             plan = cache.plan(subs, hashes, grader.ws.out)
             reused = {r.file for r in plan.reused}
             to_run = [s for s in subs if s.file not in reused]
@@ -127,7 +131,7 @@ def grade(config: GradeConfig) -> Outcome:
     if plan is not None:
         meta["cache"] = {"reused": len(plan.reused), "partial": len(plan.partial), "fresh": plan.fresh}
     if shard is not None:
-        _write_shard(config, asg, ws.out, results, meta, everyone, subs)
+        _write_shard(config, asg, ws.out, results, meta, everyone, subs, limits)
     else:
         write_outputs(ws.out, asg, results, meta, similar=config.similarity, names=config.student_names)
     return Outcome(out=ws.out, results=results, mode=ws.mode, cg_note=ws.cg_note,
@@ -135,7 +139,8 @@ def grade(config: GradeConfig) -> Outcome:
 
 
 def _write_shard(config: GradeConfig, asg: assignment_mod.Assignment, out: Path, results: list[Result],
-                 meta: dict, everyone: list[inputs.Submission], subs: list[inputs.Submission]) -> None:
+                 meta: dict, everyone: list[inputs.Submission], subs: list[inputs.Submission],
+                 limits: dict[str, float]) -> None:
     """A shard's result (:func:`autograder.shards.write_shard`), with where it ran and the gradebook
     the merge is for; its summary line."""
     assert config.shard is not None
@@ -144,8 +149,8 @@ def _write_shard(config: GradeConfig, asg: assignment_mod.Assignment, out: Path,
     meta["kubernetes"] = shards.kubernetes_context()
     if config.gradebook is not None:      # for the merge's LMS export
         meta["gradebook"] = [str(config.gradebook.path.resolve()), config.gradebook.column]
-    path = shards.write_shard(out, asg, results, meta, k, n, shards.fingerprint(everyone, asg, n),
-                              [s.file for s in subs])
+    path = shards.write_shard(out, asg, results, meta, k, n, everyone, [s.file for s in subs],
+                              limits, [str(s) for s in config.submissions])
     ok = sum(1 for r in results if r.status == "ok")
     print(f"graded shard {k} of {n} ({len(results)} of {len(everyone)} rows) of {asg.name} in "
           f"{meta['wall_seconds']:.1f} s ({ok} ok, {len(results) - ok} not ok; sandbox: {meta['mode']}) "
@@ -170,29 +175,32 @@ def write_outputs(out: Path, asg: assignment_mod.Assignment, results: list[Resul
         print("note: " + line)
 
 
-def merge(*, out: Path, shard_dirs: Sequence[Path] = (), assignment: str | None = None,
+def merge(*, out: Path, shard_dirs: Sequence[Path] = (), assignment: str | None = None, n: int | None = None,
           similarity: bool = True, student_names: StudentNames = NO_NAMES) -> Outcome:
-    """``course merge OUT [SHARD_DIR...]``: the shards' results (default: every ``out/shards/*``)
-    into ``out``, written as one machine's batch writes them. Raises :class:`ShardsMissing` (nothing
-    written) when a shard is missing, :class:`GradingError` when the shards do not fit."""
+    """``course merge OUT [SHARD_DIR...]``: the shards' results (default: every ``out/shards/*``, of
+    ``n`` shards when given) into ``out``, written as one machine's batch writes them, once every row
+    checked out against the files and the grader running now (:func:`autograder.shard_merge.load_shards`).
+    Nothing is written otherwise: :class:`ShardsMissing` (exit 1) when a shard is missing or
+    unfinished, :class:`GradingError` when one failed for good (exit 3) or the shards do not match the
+    files or the grader (exit 2)."""
     t0 = time.monotonic()
     out = Path(out).resolve()
     try:
-        merged = shards.load_shards(out, list(shard_dirs))
+        merged = shard_merge.load_shards(out, list(shard_dirs), assignment, n)
     except shards.ShardsMissing as exc:
         raise ShardsMissing(str(exc)) from exc
     except shards.ShardError as exc:
-        raise GradingError(str(exc)) from exc
-    asg = load_assignment(assignment or merged.asg_folder)
-    meta = merged.meta
-    if shards.tests_hash(asg) != merged.tests:
-        meta["warnings"].insert(0, f"the tests of {asg.folder} changed since the shards were graded: "
-                                   "the rows are as the shards graded them; grade again for the new tests")
+        error = GradingError(str(exc))
+        error.exit_code = exc.exit_code
+        raise error from exc
+    asg, meta = merged.asg, merged.meta
+    for line in merged.notes:
+        print("note: " + line)
     meta["mode_note"] = sandbox.MODE_NOTES.get(meta["mode"], "")
     warnings: list[str] = []
     clear_outputs(out, warnings)
     meta["warnings"] += warnings
-    shards.copy_figures(merged.shard_dirs, out)
+    shard_merge.copy_figures(merged.shard_dirs, out)
     write_outputs(out, asg, merged.results, meta, similar=similarity, names=student_names)
     meta["merge_seconds"] = round(time.monotonic() - t0, 3)
     each = ", ".join(f"shard {m['shard']}: {m['rows']} rows, {m['mode']}" for m in meta["shards"])

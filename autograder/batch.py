@@ -5,7 +5,6 @@ each row with :mod:`autograder.verdict`). :func:`autograder.api.grade` drives it
 """
 from __future__ import annotations
 
-import hashlib
 import resource
 from pathlib import Path
 
@@ -74,16 +73,3 @@ def peak_memory_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def content_hashes(subs: list[inputs.Submission]) -> dict[str, str]:
-    """{row name: SHA-256 of the notebook's bytes as submitted}: a hand grade belongs to these bytes
-    (``course manual`` keeps it in the output folder's ledger, ``course grade`` gives it back)."""
-    found: dict[str, str] = {}
-    for s in subs:
-        if s.path is None:
-            continue
-        try:
-            with open(s.path, "rb") as f:
-                found[s.file] = hashlib.file_digest(f, "sha256").hexdigest()
-        except OSError:
-            continue
-    return found

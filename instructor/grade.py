@@ -23,7 +23,7 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from autograder import api, shards
+from autograder import api, shard_merge, shards
 from autograder import grade as engine
 from autograder.config import Gradebook, GradeConfig, GradingError
 from autograder.results import NO_NAMES, StudentNames
@@ -104,7 +104,8 @@ def after_grading(outcome: api.Outcome, gradebook: Gradebook | None) -> int:
 def merge_main(argv: list[str] | None = None) -> int:
     """``course merge OUT [SHARD_DIR...]``: the shards of ``course grade --shard K/N`` into OUT, as
     one machine's ``course grade --out OUT`` writes it (hand grades given back, LMS import). Exit 0
-    when merged, 1 when a shard is missing (nothing written), 2 on bad input."""
+    when merged; nothing is written otherwise: 1 when a shard is missing (``--wait``: try again until
+    none is), 3 when one failed for good, 2 when the shards do not match the files or the grader."""
     p = argparse.ArgumentParser(
         prog="course merge",
         description="Combine the shard results of `course grade ... --shard K/N` (OUT/shards/K-of-N) "
@@ -117,10 +118,24 @@ def merge_main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-similarity", action="store_true", help="no similarity flags")
     p.add_argument("--gradebook", type=Path, default=None, help="as for course grade")
     p.add_argument("--gradebook-column", default=None, metavar="TEXT", help="as for course grade")
+    p.add_argument("--shards", type=int, default=None, metavar="N",
+                   help="merge the N shards OUT/shards/K-of-N (default: the complete set there)")
+    p.add_argument("--wait", action="store_true",
+                   help="while shards are missing or unfinished, try again every --poll seconds; stop "
+                        "(exit 3) when one failed for good (as the Kubernetes merge Job runs it)")
+    p.add_argument("--poll", type=float, default=20.0, help="seconds between tries with --wait (default 20)")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.shards is not None and args.shards < 1:
+        p.error("--shards must be at least 1")
+    if args.wait:                          # the shards still run (a Kubernetes merge Job starts with them)
+        try:
+            shard_merge.wait(args.out.resolve(), args.shard_dirs, args.shards, args.poll)
+        except shards.ShardError as exc:
+            print(f"course merge: {exc}", file=sys.stderr)
+            return exc.exit_code
     gradebook = None if args.gradebook is None else Gradebook(args.gradebook, args.gradebook_column)
     if gradebook is None:                  # the shards' own --gradebook
-        found = shards.gradebook_of(args.out.resolve(), args.shard_dirs)
+        found = shard_merge.gradebook_of(args.out.resolve(), args.shard_dirs)
         if found is not None:
             gradebook = Gradebook(Path(found[0]), args.gradebook_column or found[1])
     names: StudentNames = NO_NAMES
@@ -132,7 +147,7 @@ def merge_main(argv: list[str] | None = None) -> int:
             return 2
     try:
         outcome = api.merge(out=args.out, shard_dirs=args.shard_dirs, assignment=args.assignment,
-                            similarity=not args.no_similarity, student_names=names)
+                            n=args.shards, similarity=not args.no_similarity, student_names=names)
     except GradingError as exc:
         print(f"course merge: {exc}", file=sys.stderr)
         return exc.exit_code
