@@ -711,7 +711,7 @@ def _canvas_reupload_match(name: str) -> tuple[str, str] | None:
 
 def test_week_feedback_reaches_canvas_with_the_final_total(week):
     out = week["out"]
-    assert f"{out / 'canvas_feedback.zip'}: 4 students' feedback" in week["merged"].stdout
+    assert f"{out / 'canvas_feedback.zip'}: 4 files for 4 students," in week["merged"].stdout
     with zipfile.ZipFile(out / "canvas_feedback.zip") as z:
         files = {n: z.read(n).decode() for n in z.namelist()}
     # each file goes to the student and the attachment of the row it is about
@@ -824,11 +824,14 @@ def test_moodle_week_grades_and_fills_grade_and_feedback_comments(moodle_week):
     assert "  moodle id 205: " in moodle_week["graded"].stdout           # another week's: held
     rows = grade_rows(moodle_week["out"])
     assert rows[M_DANA]["grading_status"].startswith("unreadable notebook")
+    # a corrupt upload is as uncertain as another week's notebook: held, never exported as 0
+    assert f"  moodle id 204: {M_DANA} (an unreadable upload, not run)" in moodle_week["graded"].stdout
+    assert "HELD: an unreadable upload (1)" in (moodle_week["out"] / "report.html").read_text()
     sheet = list(csv.DictReader(io.StringIO((moodle_week["out"] / "moodle_import.csv").read_text(
         encoding="utf-8"), newline="")))
     got = {r["Identifier"]: (r["Grade"], r["Feedback comments"]) for r in sheet}
     assert {k: v[0] for k, v in got.items()} == {"Participant 201": "5.5", "Participant 202": "6",
-                                                 "Participant 203": "6", "Participant 204": "0",
+                                                 "Participant 203": "6", "Participant 204": "",
                                                  "Participant 205": ""}
     ana = got["Participant 201"][1]
     assert ana.startswith("<h1>00_toy: feedback for Ana Garcia_201_assignsubmission_file_/00_toy.ipynb</h1>")

@@ -696,6 +696,21 @@ def test_a_row_with_flagged_code_is_held_not_exported(tmp_path):
         lines[-1] == f"  canvas id 10202: {flagged} (suspicious code: read it first)", lines
 
 
+@pytest.mark.parametrize("status", ["unreadable notebook: not valid JSON", "unreadable notebook: empty file",
+                                    "rejected upload: the zip would unpack to 1536 MB (at most 512 MB)"])
+def test_an_unreadable_upload_is_held_not_exported_as_zero(tmp_path, status):
+    """Issue 29: a corrupt upload was exported to Canvas as 0 while another week's notebook was
+    held; a failed upload is just as uncertain."""
+    broken = "bobjones_10202_20002_00_toy.ipynb"
+    out, lines, grades = _export_beside_alice(tmp_path, report.Result(
+        file=broken, stem="b", status=status, question_points={"q1": 0.0}))
+    assert grades == {("10101", "4700"): "2"}
+    assert lines[-2].startswith("HELD: 1 students") and \
+        lines[-1] == f"  canvas id 10202: {broken} (an unreadable upload, not run)", lines
+    page = (out / "report.html").read_text()
+    assert "HELD: an unreadable upload (1)" in page and broken in page.split("HELD: an unreadable")[1]
+
+
 def test_course_manual_is_all_or_nothing_and_remembers_the_gradebook(tmp_path):
     out = _graded_for_lms(tmp_path, {})
     book = tmp_path / "gradebook.csv"
