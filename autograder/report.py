@@ -91,6 +91,7 @@ def result_json(assignment: Assignment, r: Result) -> str:
         "peak_memory_mb": _mb(r.peak_memory),
         "output": r.output,
         "manual_answers": r.answers,
+        "notebook_note": r.notebook_note,
         "answer_outputs": {str(k): v for k, v in sorted(r.cell_outputs.items())},
         "figures": [{"cell": cell, "file": path} for cell, path in r.figures],
         "figure_notes": [{"cell": cell, "note": note} for cell, note in r.figure_notes],
@@ -110,7 +111,7 @@ def feedback_md(assignment: Assignment, r: Result) -> str:
     lines.append(f"Automatically graded: **{num(r.total)} / {num(assignment.max_points)} points**.")
     manual = [q.name for q in assignment.questions if q.manual]
     if manual:
-        lines.append(f"Graded by your instructor (not included above): {', '.join(manual)}.")
+        lines.append(feedback.by_hand_line(manual))
     if r.status != "ok":
         lines += ["", f"Grading note: {r.status}"]
     lines += _cell_errors_md(r.cell_errors)

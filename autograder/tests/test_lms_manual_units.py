@@ -6,6 +6,7 @@ import base64
 import csv
 import io
 import json
+import re
 import struct
 import zlib
 from html.parser import HTMLParser
@@ -631,9 +632,8 @@ def test_a_regrade_gives_the_ledgers_hand_grades_back_by_content(tmp_path):
                      {"workers": 1, "mode": "weak"})
     manual.merge(out, _fill(tmp_path / "f.csv", [["file", "q4", "comment"], [alice, "1", "Good."],
                                                   [bob, "0.5", ""], [carol, "0", ""]]))
-    ledger = (out / manual.LEDGER).read_bytes()
-    doc = json.loads(ledger)
-    assert sorted((e["file"], e["question"], e.get("points"), e.get("comment")) for e in doc["grades"]) == [
+    ledger = manual.load_ledger(out)
+    assert sorted((e["file"], e["question"], e.get("points"), e.get("comment")) for e in ledger.values()) == [
         (alice, "", None, "Good."), (alice, "q4", 1.0, None), (bob, "q4", 0.5, None),
         (carol, "q4", 0.0, None)]
     # a re-grade: new totals, Bob's row renamed (same bytes), Carol's notebook replaced
@@ -641,6 +641,8 @@ def test_a_regrade_gives_the_ledgers_hand_grades_back_by_content(tmp_path):
                              carol: "d" * 64})
     for r in results:
         r.question_points = {"q1": 1.0}
+    import shutil
+    shutil.rmtree(out / "results")                                      # as course grade does first
     report.write_all(out, asg, results, {"workers": 1, "mode": "weak"})
     lines = manual.reapply(out)
     assert lines == [f"kept 2 hand grades of 2 students and 1 comments ({out / manual.LEDGER}); 1 not "
@@ -648,8 +650,18 @@ def test_a_regrade_gives_the_ledgers_hand_grades_back_by_content(tmp_path):
     rows = {r["file"]: r for r in csv.DictReader((out / "grades.csv").open())}
     assert {f: (r["q4"], r["final_points_earned"]) for f, r in rows.items()} == {
         alice: ("1.0", "2.0"), "bobjones_LATE_10202_2_00_toy.ipynb": ("0.5", "1.5"), carol: ("", "")}
-    assert "Comment: Good." in (out / "feedback" / f"{inputs.safe_stem(alice)}.md").read_text()
-    assert (out / manual.LEDGER).read_bytes() == ledger                # kept as it was
+    feedback = (out / "feedback" / f"{inputs.safe_stem(alice)}.md").read_text()
+    assert "Comment: Good." in feedback and "**Total: 2.0 / 6.0 points**" in feedback
+    assert "not included above" not in feedback                        # the total includes q4 now
+    assert "Graded by your instructor (not included above): q4." in \
+        (out / "feedback" / f"{inputs.safe_stem(carol)}.md").read_text()  # its grade was not given back
+    # the page's cards show the hand grades they hold (issue 29: every card said q4: __ / 1.0)
+    cards = {m.group(1): m.group(2) for m in re.finditer(
+        r"<h2>(.*?)</h2><p class='meta'>.*?(q4: [^<]*)<", (out / "manual" / "q4.html").read_text())}
+    assert cards == {alice: "q4: 1.0 / 1.0 (graded by hand)",
+                     "bobjones_LATE_10202_2_00_toy.ipynb": "q4: 0.5 / 1.0 (graded by hand)",
+                     carol: "q4: __ / 1.0"}
+    assert manual.load_ledger(out) == ledger                           # kept as it was
     # grading Carol's new notebook replaces the old grade: nothing listed any more
     manual.merge(out, _fill(tmp_path / "g.csv", [["file", "q4"], [carol, "1"]]))
     assert manual.reapply(out)[0].startswith("kept 3 hand grades of 3 students and 1 comments (")
