@@ -555,7 +555,7 @@ def export(out: Path) -> list[str]:
     book, column = lms.remembered(out)
     plan = export_plan(out, None, book, column)
     plan.finish()
-    return plan.lines
+    return plan.lines or [f"{out / LEDGER} holds no hand grade yet: nothing to write"]
 
 
 # ---------------------------------------------------------------- the command
