@@ -275,7 +275,8 @@ class Ledger:
         return after
 
     def add_item(self, question: str, points: float, text: str, who: str) -> Item:
-        if not text.strip():
+        text = " ".join(text.split())                 # one line: it is a line of the feedback
+        if not text:
             raise LedgerError("a rubric item needs a text")
         position = 1 + max([i.position for i in self.items(question)] + [0])
         cur = self.db.execute("INSERT INTO item(question, points, text, position, version, who, at) "
@@ -303,8 +304,8 @@ class Ledger:
                 raise LedgerError(f"rubric item {before.position} is applied to {used} answers: take it off "
                                   "them first (or change its points or text)")
         after = Item(before.id, before.question, before.points if points is None else float(points),
-                     before.text if text is None else text.strip(), before.position, before.version + 1,
-                     delete)
+                     before.text if text is None else " ".join(text.split()), before.position,
+                     before.version + 1, delete)
         if not after.text:
             raise LedgerError("a rubric item needs a text")
         self.db.execute("UPDATE item SET points=?, text=?, version=?, deleted=?, who=?, at=? WHERE id=?",

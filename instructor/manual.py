@@ -511,7 +511,7 @@ def _feedback(folder: Folder, body: list[list[str]], comments: dict[int, str],
             lines = ["", MARKER, "", "## Graded by your instructor", ""]
             for q, v in graded:
                 lines.append(f"- {q}: {v} / {num(manual_qs[q])}")
-                lines += [f"  - {note}" for note in (notes or {}).get((i, q), [])]
+                lines += ["  - " + note.replace("\n", "\n    ") for note in (notes or {}).get((i, q), [])]
             if i in comments:
                 lines += ["", "Comment: " + comments[i]]
             text += "\n".join(lines) + "\n"
