@@ -357,7 +357,7 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict) -> st
 # what a new run removes first; never hand_grades.sqlite (the hand grades, instructor.ledger) nor a
 # filled-in manual.csv (set aside as manual-N.csv)
 OUTPUT_FILES = ("grades.csv", "timings.json", "report.html", "questions.json", "canvas_import.csv",
-                "moodle_import.csv", "similarity.csv", "lms.json", "canvas_feedback.zip")
+                "moodle_import.csv", "similarity.csv", "lms.json", "canvas_feedback.zip", "rubric_stats.csv")
 OUTPUT_DIRS = ("results", "feedback", "figures", "manual")
 
 

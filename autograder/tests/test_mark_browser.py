@@ -148,6 +148,31 @@ def test_grading_a_class_of_30_by_keyboard(klass, server, chromium):
     assert page.errors == []
 
 
+def test_filters_by_grading_rubric_item_and_automatic_score(server, chromium):
+    page = page_of(chromium, server["ana"])
+    open_q4(page, server["base"])
+
+    def shown() -> str:
+        return page.inner_text("#where")
+
+    page.select_option("#item-filter", label="3: No plot")
+    page.wait_for_function("() => document.querySelector('#where').textContent.includes('of 10 shown')")
+    page.keyboard.press("j")
+    page.wait_for_function("() => document.querySelector('#where').textContent.includes('answer 2 of 10')")
+    assert page.inner_text("#items li.on .text") == "No plot"
+    page.select_option("#item-filter", value="")
+    page.select_option("#filter", value="ungraded")
+    page.wait_for_function("() => document.querySelector('#where').textContent.startsWith('no answer')")
+    page.select_option("#filter", value="all")
+    page.fill("#auto-min", "5.5")                                    # every row has 5 automatic points
+    page.press("#auto-min", "Tab")
+    page.wait_for_function("() => document.querySelector('#where').textContent.startsWith('no answer')")
+    page.fill("#auto-min", "5")
+    page.press("#auto-min", "Tab")
+    page.wait_for_function(f"() => document.querySelector('#where').textContent.includes('of {N} shown')")
+    assert "of 30 shown" in shown() and page.errors == []
+
+
 def test_two_tas_at_once_the_later_save_is_refused_not_written_over(klass, server, chromium):
     ana = page_of(chromium, server["ana"])
     ben = page_of(chromium, server["ben"])
@@ -180,6 +205,12 @@ def test_two_tas_at_once_the_later_save_is_refused_not_written_over(klass, serve
     assert ana.errors == [] and ben.errors == []
 
 
+def wait_points(page, k: int, points: str) -> None:
+    """Until the rubric's item ``k`` shows ``points`` (the server answered the edit)."""
+    page.wait_for_function("([k, p]) => (document.querySelector(`#items li:nth-child(${k}) .pts`) || {})"
+                           ".textContent === p", arg=[k, points])
+
+
 def test_a_rubric_edit_reaches_every_answer(klass, server, chromium):
     before = ledger_grades(klass["out"])
     page = page_of(chromium, server["ana"])
@@ -188,6 +219,7 @@ def test_a_rubric_edit_reaches_every_answer(klass, server, chromium):
     page.fill("#items li:nth-child(2) input[aria-label=points]", "-0.75")
     page.press("#items li:nth-child(2) input[aria-label=points]", "Enter")
     page.wait_for_selector("#banner:has-text('every answer with this item follows')")
+    wait_points(page, 2, "-0.75")
     after = ledger_grades(klass["out"])
     changed = {f for f in FILES if before[f] != after[f]}
     assert changed == {f for k, f in enumerate(FILES) if k % 3 == 1}
@@ -195,7 +227,7 @@ def test_a_rubric_edit_reaches_every_answer(klass, server, chromium):
     page.click("#items li:nth-child(2) button:has-text('edit')")      # back, for the LMS comparison
     page.fill("#items li:nth-child(2) input[aria-label=points]", "-0.5")
     page.press("#items li:nth-child(2) input[aria-label=points]", "Enter")
-    page.wait_for_selector("#banner:has-text('every answer with this item follows')")
+    wait_points(page, 2, "-0.5")
     assert ledger_grades(klass["out"]) == before
     assert page.errors == []
 
