@@ -3,7 +3,7 @@
 ``course grade`` writes the pages and the CSV to fill in (:mod:`autograder.handgrading`). This
 command checks every number against its question's points, writes the points into ``grades.csv``
 (the manual columns, ``manual_points_earned``, ``final_points_earned``), adds them and the comment
-to each student's ``feedback/<stem>.md``, keeps them in the folder's ledger ``hand_grades.json``,
+to each student's ``feedback/<stem>.md``, keeps them in the folder's ledger ``hand_grades.sqlite``,
 and rewrites the LMS import: the gradebook given with ``--gradebook``, else the one the grading run
 was given (``DIR/lms.json``, :func:`instructor.lms.remembered`). A blank cell leaves that grade (and
 a blank comment that comment) as it was, so several people can fill in parts and merge in turn.
