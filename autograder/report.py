@@ -34,6 +34,15 @@ def is_wrong_notebook(status: str) -> bool:
     return status.startswith(WRONG_NOTEBOOK + ":")
 
 
+UNREADABLE = ("unreadable notebook", "rejected upload", "rejected file")   # an upload nobody could read
+
+
+def is_unreadable(status: str) -> bool:
+    """A corrupt or refused upload (not valid JSON, empty, a zip that cannot be unpacked): as
+    uncertain as another week's notebook, so held from the gradebook import, never exported as 0."""
+    return status.startswith(UNREADABLE)
+
+
 def is_flagged(status: str) -> bool:
     """A row whose points a person must confirm before they count anywhere (the rules found code
     they do not allow): held from the gradebook import and from the Gradescope total."""
@@ -82,6 +91,7 @@ def result_json(assignment: Assignment, r: Result) -> str:
         "peak_memory_mb": _mb(r.peak_memory),
         "output": r.output,
         "manual_answers": r.answers,
+        "notebook_note": r.notebook_note,
         "answer_outputs": {str(k): v for k, v in sorted(r.cell_outputs.items())},
         "figures": [{"cell": cell, "file": path} for cell, path in r.figures],
         "figure_notes": [{"cell": cell, "note": note} for cell, note in r.figure_notes],
@@ -101,7 +111,7 @@ def feedback_md(assignment: Assignment, r: Result) -> str:
     lines.append(f"Automatically graded: **{num(r.total)} / {num(assignment.max_points)} points**.")
     manual = [q.name for q in assignment.questions if q.manual]
     if manual:
-        lines.append(f"Graded by your instructor (not included above): {', '.join(manual)}.")
+        lines.append(feedback.by_hand_line(manual))
     if r.status != "ok":
         lines += ["", f"Grading note: {r.status}"]
     lines += _cell_errors_md(r.cell_errors)
@@ -235,18 +245,23 @@ def _several_rows(results: list[Result], names: StudentNames) -> str:
 
 
 def _wrong_week(results: list[Result], names: StudentNames) -> str:
-    """Another week's notebooks (not run): with ``--gradebook`` their students are HELD, nothing is
-    exported for them (:func:`instructor.lms.graded_rows`)."""
+    """Another week's notebooks (not run) and uploads nobody could read: with ``--gradebook`` their
+    students are HELD, nothing is exported for them (:func:`instructor.lms.graded_rows`)."""
+    return (_held(results, names, is_wrong_notebook, "another week's notebook", "ask for the right notebook")
+            + _held(results, names, is_unreadable, "an unreadable upload", "ask for the notebook again"))
+
+
+def _held(results: list[Result], names: StudentNames, which, what: str, ask: str) -> str:
     esc = html.escape
-    wrong = sorted((r for r in results if is_wrong_notebook(r.status)), key=lambda r: r.file)
-    out = [f"<h2>HELD: another week's notebook ({len(wrong)})</h2>"]
-    if not wrong:
+    rows = sorted((r for r in results if which(r.status)), key=lambda r: r.file)
+    out = [f"<h2>HELD: {what} ({len(rows)})</h2>"]
+    if not rows:
         return out[0] + "<p>None.</p>"
     out.append("<p class='warn'>Not run. With <code>--gradebook</code>, nothing is exported for these "
-               "students (their gradebook cells stay as they are): ask for the right notebook, or "
+               f"students (their gradebook cells stay as they are): {ask}, or "
                "enter the grade yourself.</p>"
                "<table><tr><th>id</th><th>student</th><th>grading_status</th></tr>")
-    for r in wrong:
+    for r in rows:
         found = lms_id(r.file)
         who = f"{found[0]} {found[1]}" if found else "-"
         out.append(f"<tr><td>{esc(who)}</td><td class='who'>{_who(r.file, names)}</td>"
@@ -341,10 +356,10 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict,
     return "\n".join(out)
 
 
-# what a new run removes first; never hand_grades.json (the hand grades, instructor.manual) nor a
+# what a new run removes first; never hand_grades.sqlite (the hand grades, instructor.ledger) nor a
 # filled-in manual.csv (set aside as manual-N.csv)
 OUTPUT_FILES = ("grades.csv", "timings.json", "report.html", "questions.json", "canvas_import.csv",
-                "moodle_import.csv", "similarity.csv", "lms.json", "canvas_feedback.zip")
+                "moodle_import.csv", "similarity.csv", "lms.json", "canvas_feedback.zip", "rubric_stats.csv")
 OUTPUT_DIRS = ("results", "feedback", "figures", "manual")
 
 

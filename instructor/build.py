@@ -34,8 +34,8 @@ from pathlib import Path
 import nbformat
 import yaml
 
+from . import gradescope_sheet, publish
 from . import masters as masters_  # masters.SOLUTIONS, looked up when used
-from . import publish
 from .gradescope_zip import complete_autograder_zip
 from .masters import (
     NAMES,
@@ -364,6 +364,7 @@ def assign(name: str) -> list[str]:
         BUILD.mkdir(parents=True, exist_ok=True)
         for z in (dist / "autograder").glob("*.zip"):
             complete_autograder_zip(z, BUILD / f"{name}-autograder.zip", name)
+            gradescope_sheet.write(BUILD, name)             # beside it: what Gradescope's pages ask
         filled = normalize(nbformat.read(dist / "autograder" / f"{name}.ipynb", as_version=4), name[:2])
         write_if_changed(filled, BUILD / f"{name}-solution.ipynb")
     return changed

@@ -8,7 +8,7 @@ Everything but ``--gradebook`` is the engine's (``python -m autograder`` takes t
 With ``--gradebook``, the gradebook is checked before grading (a wrong one is a usage error, not a
 surprise after an hour of grading) and DIR/canvas_import.csv (or moodle_import.csv) is written after
 it (:mod:`instructor.lms`); the gradebook and column are kept in DIR/lms.json for ``course manual``.
-Into a folder that holds hand grades (DIR/hand_grades.json, :mod:`instructor.manual`), every hand
+Into a folder that holds hand grades (DIR/hand_grades.sqlite, :mod:`instructor.ledger`), every hand
 grade is given back to the row with the same notebook content after grading (before the export), and
 those whose notebook changed are listed, kept in the ledger; manual.csv is then written again with
 the hand grades that were given back. The students' feedback goes back through the LMS too

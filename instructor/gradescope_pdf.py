@@ -76,7 +76,7 @@ def load_results(out: Path) -> list[Result]:
         doc = json.loads(path.read_text(encoding="utf-8"))
         results.append(Result(
             file=doc["file"], stem=path.stem, status=doc.get("grading_status", ""),
-            answers=doc.get("manual_answers") or {},
+            answers=doc.get("manual_answers") or {}, notebook_note=str(doc.get("notebook_note") or ""),
             figures=[(int(f["cell"]), str(f["file"])) for f in doc.get("figures", [])],
             figure_notes=[(int(f["cell"]), str(f["note"])) for f in doc.get("figure_notes", [])],
             cell_errors=[e for e in doc.get("cell_errors") or [] if isinstance(e, dict)],

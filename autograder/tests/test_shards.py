@@ -246,7 +246,7 @@ def test_merging_again_writes_the_same_bytes_and_keeps_the_hand_grades(graded, t
     third = run("-m", "course", "merge", str(sharded))
     assert third.returncode == 0, third.stdout + third.stderr
     assert "kept " in third.stdout and "hand grades" in third.stdout
-    assert (sharded / "hand_grades.json").exists()
+    assert (sharded / "hand_grades.sqlite").exists()
     assert (sharded / "grades.csv").read_bytes() == (one / "grades.csv").read_bytes()
     assert (sharded / "canvas_import.csv").read_bytes() == (one / "canvas_import.csv").read_bytes()
     rows = {r["file"]: r for r in csv.DictReader(io.StringIO((sharded / "grades.csv").read_text()))}

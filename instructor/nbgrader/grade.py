@@ -17,7 +17,9 @@ course directory (or with ``--course-dir``), after ``nbgrader collect``:
    (``nbgrader.api.Gradebook``): ``auto_score`` of every autograded grade cell (``qN-test_name``,
    or ``qN-tests`` for an all-or-nothing question) is what the judge gave, replacing what the
    tests computed in the student's kernel. Hand-graded cells and scores you entered by hand are
-   left alone.
+   left alone. A row whose code the rules flagged (``suspicious code: ...``) is held, as the
+   gradebook import and the Gradescope total hold it: its cells get 0 and *needs manual grade*,
+   so that ``nbgrader export`` carries nothing nobody has read, and its points are printed.
 
 So formgrader and ``nbgrader export`` show the engine's scores; per question they are ``course
 grade``'s (``tests/test_nbgrader_grading.py``). The engine's own output (``grades.csv``, each row's
@@ -31,15 +33,20 @@ import os
 import shutil
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 from autograder import api
 from autograder.config import SANDBOX_MODES, GradeConfig, GradingError, SandboxMode, default_workers
+from autograder.report import is_flagged
 
 from .commands import nbgrader, nbgrader_env
 from .plugins import question_of
 
 GRADED_AS = "course-grade"          # DIR/course-grade/ASSIGNMENT/: the engine's output folder
+# SQLAlchemy's warning about nbgrader's own add_submission (an autoflush while it builds the rows);
+# harmless, and not the instructor's to act on: kept out of the output, here and in autograde's
+SA_NOISE = "Object of type <SubmittedAssignment> not in session"
 
 
 def is_test_cell(cell) -> bool:
@@ -97,6 +104,7 @@ def write_gradebook(db_url: str, assignment: str, asg, results: list, students: 
 
     done = []
     questions = {q.name: q for q in asg.auto}
+    warnings.filterwarnings("ignore", message=SA_NOISE)
     with Gradebook(db_url) as gb:
         for r in results:
             student = students.get(r.file)
@@ -114,6 +122,7 @@ def write_gradebook(db_url: str, assignment: str, asg, results: list, students: 
                     gid = grade_ids(q, c.name)
                     points[gid] = points.get(gid, 0.0) + float(c.points)
             written = 0
+            held = is_flagged(r.status)         # its points wait for a person, as on every platform
             for q in asg.auto:
                 ids = [f"{q.name}-tests"] if q.all_or_nothing else [f"{q.name}-{c.name}" for c in q.cases]
                 for gid in ids:
@@ -121,10 +130,15 @@ def write_gradebook(db_url: str, assignment: str, asg, results: list, students: 
                         grade = gb.find_grade(gid, assignment, assignment, student)
                     except MissingEntry:
                         continue
-                    grade.auto_score = points.get(gid, 0.0)     # a row that did not run earns nothing
-                    grade.needs_manual_grade = False
+                    grade.auto_score = 0.0 if held else points.get(gid, 0.0)   # not run: nothing earned
+                    grade.needs_manual_grade = held
                     written += 1
             gb.db.commit()
+            if held:
+                done.append(f"HELD {student}: {r.total:g} / {asg.max_points:g} automatic points not written "
+                            f"({written} cells at 0, marked for manual grading in the formgrader), "
+                            f"{r.status}")
+                continue
             done.append(f"{student}: {r.total:g} / {asg.max_points:g} automatic points ({written} cells)"
                         + ("" if r.status == "ok" else f", {r.status}"))
     return done
@@ -175,6 +189,7 @@ def grade_course(root: Path, name: str, *, workers: int, sandbox: SandboxMode, a
             raise GradingError(f"no submitted/*/{name}/{name}.ipynb in {root}")
         if autograde:
             env = {k: v for k, v in nbgrader_env(root).items() if k != "COURSE_NBGRADER_KERNEL"}
+            env["PYTHONWARNINGS"] = ",".join(filter(None, [env.get("PYTHONWARNINGS"), f"ignore:{SA_NOISE}"]))
             done = nbgrader(root, "autograde", name, env=env)
             sys.stderr.write(done.stderr[-20000:])
             if done.returncode != 0:
