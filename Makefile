@@ -31,9 +31,14 @@ $(STORIES): | $(VENV)/.stamp
 lint: $(VENV)/.stamp
 	$(VENV)/bin/ruff check course autograder instructor benchmarks tests
 
+# `make test` ends with its own wall time, set-up included (the clock starts when make reads this file).
+STARTED := $(shell date +%s)
+ELAPSED  = s=$$(( $$(date +%s) - $(STARTED) )); echo "make test: $$((s / 60)) min $$((s % 60)) s"
+
 test: $(VENV)/.stamp $(STORIES) lint
-	$(PY) -m course build --check
-	COURSE_SHARED="$(abspath $(SHARED))" $(PY) -m pytest -q --durations=25
+	@$(PY) -m course build --check && \
+	COURSE_SHARED="$(abspath $(SHARED))" $(PY) -m pytest -q --durations=25; \
+	rc=$$?; $(ELAPSED); exit $$rc
 
 demo: $(VENV)/.stamp $(STORIES)
 	$(PY) -m instructor.demo

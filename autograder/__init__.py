@@ -3,8 +3,11 @@ notebook, their mutants and degenerate answers (``assignments/NN_name/``).
 
 Modules, one job each:
 
-- ``grade``: a batch from start to end (:class:`grade.Grader`), the engine's command line
-  (``python -m autograder``; ``course grade`` is :mod:`instructor.grade` around it);
+- ``api``: the engine's API, :func:`api.grade` a batch and :func:`api.merge` shards, from a
+  ``config`` (:class:`config.GradeConfig`: every option, frozen; :class:`config.GradingError`);
+- ``grade``: the engine's command line (``python -m autograder``: argv to a GradeConfig; ``course
+  grade`` is :mod:`instructor.grade` around it);
+- ``batch``: one batch's machinery (workspace, survey, scheduler), opened and closed together;
 - ``workspace``: the batch's folders, sandbox mode, uids, what student code sees, cgroups;
 - ``survey``: every notebook read before any runs (``notebook_info`` in ``inspector``'s process);
 - ``scheduler``: the fork server (``forkserver``), the worker slots and the one event loop;

@@ -6,6 +6,8 @@ Layout (written by ``course build``)::
         {"name": ..., "questions": [{"name": "q1", "points": 2, "manual": false}, ...]}
     autograder/assignments/NN_name/tests/q1.py
         Otter exception-based test file (public and hidden cases)
+    autograder/assignments/NN_name/rules.toml
+        what each exercise may not use (hand-written; :mod:`autograder.exercise_rules`)
 
 The test files are read here, in the grader (they are trusted instructor material), the way Otter's
 ``ExceptionTestFile`` reads them, point rules included, without importing Otter (slow to import).
@@ -18,6 +20,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from . import exercise_rules
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 # each notebook's grading material: tests, mutants and degenerate answers, one folder a notebook
@@ -52,6 +56,7 @@ class Question:
     cases: list[Case] = field(default_factory=list)
     source: str = ""
     all_or_nothing: bool = False
+    rules: dict[str, Any] = field(default_factory=dict)    # what its definitions may not use
 
     @property
     def max_points(self) -> float:
@@ -77,9 +82,10 @@ class Assignment:
         return float(sum(q.max_points for q in self.auto))
 
     def tests_payload(self) -> list[dict]:
-        """What the runner receives: each test file's source, without Otter's import line."""
-        return [{"question": q.name, "source": IMPORT_LINE.sub("", q.source), "cases": len(q.cases)}
-                for q in self.auto]
+        """What the judge receives: each test file's source, without Otter's import line, and the
+        question's own rules when it has some."""
+        return [{"question": q.name, "source": IMPORT_LINE.sub("", q.source), "cases": len(q.cases),
+                 **({"rules": q.rules} if q.rules else {})} for q in self.auto]
 
 
 class _TestCase:
@@ -152,6 +158,10 @@ def load(name_or_path: str) -> Assignment:
         spec = json.loads((folder / "assignment.json").read_text(encoding="utf-8"))
     except ValueError as exc:
         raise AssignmentError(f"{folder}/assignment.json: {exc}") from exc
+    try:
+        rules = exercise_rules.load(folder)
+    except exercise_rules.RulesError as exc:
+        raise AssignmentError(str(exc)) from exc
     questions = []
     for qspec in spec.get("questions", []):
         q = Question(name=str(qspec["name"]), points=float(qspec.get("points", 0)),
@@ -162,9 +172,13 @@ def load(name_or_path: str) -> Assignment:
                 raise AssignmentError(f"missing test file {path}")
             q.source = path.read_text(encoding="utf-8")
             q.cases, q.all_or_nothing = read_test_file(q.name, q.source, path)
+            q.rules = rules.pop(q.name, {})
         questions.append(q)
     if not questions:
         raise AssignmentError(f"{folder}/assignment.json lists no questions")
+    if rules:
+        raise AssignmentError(f"{folder}/{exercise_rules.RULES_FILE}: rules for {sorted(rules)}, which "
+                              "are not auto-graded questions of the assignment")
     name = str(spec.get("name", folder.name))
     return Assignment(name=name, folder=folder, questions=questions, checks=template_checks(name, folder),
                       given_code=template_code(name, folder) or [])

@@ -2,14 +2,12 @@
 ``OUT/cache/`` and reuses it when nothing it depends on changed.
 
 An entry is keyed by the notebook's bytes (SHA-256) and its file name (a notebook can read its own
-name), and records what its result depends on:
-
-- the grader's version (:func:`grader_version`: the bytes of the grading engine and of the course
-  package the notebook imports), the options that bound a run (timeout, per-cell timeout, memory)
-  and the sandbox mode;
-- the assignment's shared material (:func:`setup_hash`: its name, questions and points, the given
-  code and the check cells a notebook must keep);
-- each automatically graded question's test file (:func:`question_hashes`).
+name), and records what its result depends on (:class:`autograder.provenance.Provenance`): the
+notebook's SHA-256, the grader's version, the assignment's shared material, each automatically
+graded question's tests, the run's limits and the sandbox mode. It is sealed (HMAC-SHA256, with
+the key ``OUT/cache/.seal-key``). An entry whose seal, key, notebook or points do not check out
+(edited by hand, moved under another notebook's key) is not used: its row is graded afresh and
+the summary line names it.
 
 On a re-grade a row is
 
@@ -39,44 +37,18 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import inputs
+from . import inputs, provenance
 from .assignment import Assignment
+from .provenance import Provenance
 from .results import Result
 
 CACHE_DIR = "cache"
 ENTRY = "entry.json"
-FORMAT = 1
-PACKAGE = Path(__file__).resolve().parent
-COURSE = PACKAGE.parent / "course"
+FORMAT = 2
 KEEP_PREFIXES = ("ok", "suspicious code", "cells deleted", "sys.exit()", "tampering detected",
                  "wrong notebook", "unreadable notebook")
 NEVER_RAN = ("wrong notebook", "unreadable notebook")
-
-
-def _digest(doc) -> str:
-    return hashlib.sha256(json.dumps(doc, sort_keys=True, ensure_ascii=False).encode(
-        "utf-8", "surrogatepass")).hexdigest()
-
-
-def grader_version() -> str:
-    """The grading engine's and the course package's source bytes, hashed (not the assignments'
-    material: each question's tests are hashed on their own)."""
-    h = hashlib.sha256()
-    for root in (PACKAGE, COURSE):
-        for p in sorted(root.rglob("*.py")):
-            if {"tests", "assignments", "__pycache__"} & set(p.relative_to(root).parts):
-                continue
-            h.update(p.relative_to(root.parent).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
-def setup_hash(asg: Assignment) -> str:
-    return _digest({"name": asg.name, "given": asg.given_code, "checks": asg.checks,
-                    "questions": [[q.name, q.points, q.manual, q.all_or_nothing] for q in asg.questions]})
-
-
-def question_hashes(asg: Assignment) -> dict[str, str]:
-    return {t["question"]: _digest(t) for t in asg.tests_payload()}
+SHOWN = 10          # rejected entries named on the summary line
 
 
 def keepable(r: Result) -> bool:
@@ -88,7 +60,8 @@ class Plan:
     reused: list[Result] = field(default_factory=list)
     partial: dict[str, list[str]] = field(default_factory=dict)     # row -> questions to test again
     fresh: int = 0
-    entries: dict[str, dict] = field(default_factory=dict)           # row -> its entry (reused, partial)
+    entries: dict[str, dict] = field(default_factory=dict)           # row -> its entry (partial)
+    rejected: list[tuple[str, str]] = field(default_factory=list)    # (row, why its entry was not used)
 
     def line(self, folder: Path) -> str:
         changed = sorted({q for qs in self.partial.values() for q in qs})
@@ -96,26 +69,58 @@ class Plan:
                 f"with only the changed questions' tests")
         if changed:
             text += f" ({', '.join(changed)})"
-        return text + f", graded {self.fresh} afresh ({folder})"
+        text += f", graded {self.fresh} afresh ({folder})"
+        if self.rejected:
+            named = "; ".join(f"{row}: {why}" for row, why in self.rejected[:SHOWN])
+            more = f"; and {len(self.rejected) - SHOWN} more" if len(self.rejected) > SHOWN else ""
+            text += (f"\ncache: {len(self.rejected)} entries did not check out and were not used "
+                     f"(graded afresh): {named}{more}")
+        return text
 
 
 class Cache:
     def __init__(self, folder: Path, asg: Assignment, options: dict) -> None:
+        """``options``: the run's limits (timeout, cell_timeout, memory) and its sandbox ``mode``."""
         self.folder = folder
         self.asg = asg
-        self.base = _digest({"grader": grader_version(), "options": options, "setup": setup_hash(asg)})
-        self.questions = question_hashes(asg)
+        limits = {k: v for k, v in options.items() if k != "mode"}
+        self.now = Provenance.of(asg, limits, str(options.get("mode", "")))
+        self.secret = provenance.key(folder)
 
     @staticmethod
     def key(sha: str, sub: inputs.Submission) -> str:
         return hashlib.sha256(f"{sha}\0{sub.notebook_name}".encode("utf-8", "surrogatepass")).hexdigest()
 
-    def _load(self, key: str) -> dict | None:
+    def _load(self, key: str) -> tuple[dict | None, str]:
+        """(the entry's sealed body, "") or (None, why it cannot be used; "" when there is none)."""
+        path = self.folder / key / ENTRY
+        if not path.exists():
+            return None, ""
         try:
-            doc = json.loads((self.folder / key / ENTRY).read_text(encoding="utf-8", errors="surrogatepass"))
+            doc = json.loads(path.read_text(encoding="utf-8", errors="surrogatepass"))
         except (OSError, ValueError):
-            return None
-        return doc if isinstance(doc, dict) and doc.get("format") == FORMAT else None
+            return None, "its entry is not readable"
+        if isinstance(doc, dict) and isinstance(doc.get("format"), int) and doc["format"] != FORMAT:
+            return None, ""          # an older grader's entry: graded afresh, as after any new grader
+        if not isinstance(doc, dict) or not isinstance(doc.get("body"), dict):
+            return None, "its entry is not an entry of this grader"
+        if not provenance.verify(self.secret, doc["body"], doc.get("seal")):
+            return None, "its entry's seal does not match (changed since the grader wrote it)"
+        return doc["body"], ""
+
+    def check(self, body: dict, key: str, sha: str, sub: inputs.Submission) -> str:
+        """Why a sealed entry is not this notebook's ("" when it is)."""
+        from .shards import result_from_json
+        if body.get("key") != key or body.get("sha256") != sha or body.get("notebook") != sub.notebook_name:
+            return "its entry is another notebook's (its key, SHA-256 or name differ)"
+        try:
+            result = result_from_json(body["result"])
+            Provenance.from_json(body["provenance"])
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return "its entry is incomplete"
+        if result.sha256 != sha:
+            return f"its entry's result is of other bytes ({result.sha256[:12]} != {sha[:12]})"
+        return provenance.implausible(result, self.asg) or ""
 
     def plan(self, subs: list[inputs.Submission], hashes: dict[str, str], out: Path) -> Plan:
         """Which rows are reused whole, which re-run with some questions' tests, which afresh."""
@@ -125,20 +130,30 @@ class Cache:
             sha = hashes.get(s.file)
             if s.path is None or not sha:
                 continue                      # not run anyway (its row comes from the input)
-            doc = self._load(self.key(sha, s))
-            if doc is None or doc["base"] != self.base:
+            key = self.key(sha, s)
+            body, why = self._load(key)
+            why = why or (self.check(body, key, sha, s) if body is not None else "")
+            if why:
+                plan.rejected.append((s.file, why))
+            if body is None or why:
                 plan.fresh += 1
                 continue
-            changed = sorted(q for q, h in self.questions.items() if doc["questions"].get(q) != h)
-            status = doc["result"]["status"]
+            then, now = Provenance.from_json(body["provenance"]), self.now
+            if (then.grader, then.setup, then.limits, then.mode) != \
+                    (now.grader, now.setup, now.limits, now.mode):
+                plan.fresh += 1               # a new grader, other limits or mode: graded afresh
+                continue
+            changed = then.changed_questions(self.now)
+            status = body["result"]["status"]
             if not changed or status.startswith(NEVER_RAN):
-                r = result_from_json(self._restore(doc, s, out))
+                r = result_from_json(self._restore(body, s, out))
+                r.sha256 = sha
                 if changed:          # never ran its tests: its cases are the new tests', not run
                     r.cases, r.question_points = self._not_run(s, status)
                 plan.reused.append(r)
-            elif doc["result"]["tests_ran"]:
+            elif body["result"]["tests_ran"]:
                 plan.partial[s.file] = changed
-                plan.entries[s.file] = doc
+                plan.entries[s.file] = body
             else:
                 plan.fresh += 1
         return plan
@@ -151,14 +166,13 @@ class Cache:
         fresh = verdict.result(job, self.asg, 0.0)
         return fresh.cases, fresh.question_points
 
-    def _restore(self, doc: dict, sub: inputs.Submission, out: Path) -> dict:
+    def _restore(self, body: dict, sub: inputs.Submission, out: Path) -> dict:
         """The entry's result for this row (its name and stem), its figures copied into ``out``."""
-        key = doc["key"]
-        old_stem = doc["result"]["stem"]
-        src = self.folder / key / "figures"
+        old_stem = body["result"]["stem"]
+        src = self.folder / body["key"] / "figures"
         if src.is_dir():
             shutil.copytree(src, out / "figures" / sub.stem, dirs_exist_ok=True)
-        text = json.dumps(doc["result"], ensure_ascii=False)
+        text = json.dumps(body["result"], ensure_ascii=False)
         old, new = (json.dumps(f"figures/{stem}/")[1:-1] for stem in (old_stem, sub.stem))
         text = text.replace(old, new)
         result = json.loads(text)
@@ -168,24 +182,24 @@ class Cache:
     def splice(self, r: Result, sub_file: str, plan: Plan) -> Result:
         """A row re-run with only its changed questions' tests: the other questions' cases and
         points from its entry (when the new run reached its tests; else the new row stands)."""
-        doc = plan.entries[sub_file]
+        body = plan.entries[sub_file]
         changed = set(plan.partial[sub_file])
         if not r.tests_ran:
             return r
         from .results import CaseResult
-        old_cases = [CaseResult(**c) for c in doc["result"]["cases"]]
+        old_cases = [CaseResult(**c) for c in body["result"]["cases"]]
         cases = []
         for q in self.asg.auto:
             if q.name in changed:
                 cases += [c for c in r.cases if c.question == q.name]
             else:
                 cases += [c for c in old_cases if c.question == q.name]
-                r.question_points[q.name] = float(doc["result"]["question_points"].get(q.name, 0.0))
+                r.question_points[q.name] = float(body["result"]["question_points"].get(q.name, 0.0))
         r.cases = cases
         return r
 
     def store(self, results: list[Result], subs: list[inputs.Submission], out: Path) -> int:
-        """Every keepable row into the cache (its figures too); the number stored."""
+        """Every keepable row into the cache (its figures too), sealed; the number stored."""
         from .shards import result_to_json
         by_file = {s.file: s for s in subs}
         n = 0
@@ -201,8 +215,9 @@ class Cache:
             figures = out / "figures" / r.stem
             if figures.is_dir():
                 shutil.copytree(figures, tmp / "figures")
-            doc = {"format": FORMAT, "key": key, "base": self.base, "questions": self.questions,
-                   "result": result_to_json(r)}
+            body = {"key": key, "notebook": s.notebook_name, "sha256": r.sha256,
+                    "provenance": self.now.to_json(), "result": result_to_json(r)}
+            doc = {"format": FORMAT, "seal": provenance.seal(self.secret, body), "body": body}
             (tmp / ENTRY).write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8",
                                      errors="surrogatepass")
             shutil.rmtree(dest, ignore_errors=True)

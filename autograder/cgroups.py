@@ -390,10 +390,6 @@ class Batch:
         self.groups.append(group)
         return group
 
-    def leftovers(self) -> list[str]:
-        """Folders below the batch's cgroup that still exist (none, after every group was removed)."""
-        return [str(p) for f in self.folders.values() for p in f.iterdir() if p.is_dir()]
-
     def close(self) -> None:
         """Remove every group and the batch's cgroup (killing anything still in them)."""
         for g in self.groups:

@@ -152,22 +152,22 @@ def binds(source: str) -> set[str]:
 
 def degenerate_notebook(d: Degenerate) -> nbformat.NotebookNode:
     """The solution notebook with the last cell that binds ``d.replaces`` swapped for ``d.code``."""
-    nb = mutants.solution_notebook(d.notebook)
-    cells = [c for c in nb.cells if c.cell_type == "code" and d.replaces in binds(c.source)]
-    if not cells:
-        raise ValueError(f"{d.notebook}: no cell binds {d.replaces}")
-    cells[-1].source = d.code
-    return nb
+    return mutants.swap_last(d.notebook, lambda source: d.replaces in binds(source), d.code,
+                             f"{d.notebook}: no cell binds {d.replaces}")
 
 
-def write_submissions(notebook: str, out: Path) -> dict[str, Degenerate]:
-    out.mkdir(parents=True, exist_ok=True)
-    written = {}
-    for d in degenerates(notebook):
-        stem = f"{notebook}__{d.question}__{d.name}"
-        nbformat.write(degenerate_notebook(d), out / f"{stem}.ipynb")
-        written[stem] = d
-    return written
+def submissions(notebook: str) -> dict[str, Degenerate]:
+    """{file stem: degenerate answer} of one notebook."""
+    return {f"{notebook}__{d.question}__{d.name}": d for d in degenerates(notebook)}
+
+
+def write_submissions(notebook: str, out: Path, answers: list[Degenerate] | None = None
+                      ) -> dict[str, Degenerate]:
+    """Each answer (default: the notebook's degenerate answers) as a solution notebook with its cell
+    swapped in, in ``out``; {file stem: answer}."""
+    chosen = submissions(notebook) if answers is None else {
+        f"{notebook}__{d.question}__{d.name}": d for d in answers}
+    return mutants.write_notebooks(out, chosen, degenerate_notebook)
 
 
 def auto_questions(notebook: str) -> list[str]:
@@ -207,13 +207,12 @@ def main(argv: list[str] | None = None) -> int:
     notebook, wanted = argv[0], set(argv[1:])
     with tempfile.TemporaryDirectory() as tmp:
         subs = Path(tmp) / "submissions"
-        written = {s: d for s, d in write_submissions(notebook, subs).items()
-                   if not wanted or d.name in wanted or d.question in wanted}
-        for path in subs.glob("*.ipynb"):
-            if path.stem not in written:
-                path.unlink()
+        written = mutants.write_notebooks(subs, {s: d for s, d in submissions(notebook).items()
+                                                 if not wanted or d.name in wanted or d.question in wanted},
+                                          degenerate_notebook)
         rows = mutants.grade_folder(notebook, subs, Path(tmp) / "grades")
-        passed = {s: passed_tests(Path(tmp) / "grades" / "results", s) for s in rows}
+        passed = {s: [name for name, ok in mutants.case_verdicts(Path(tmp) / "grades" / "results", s) if ok]
+                  for s in rows}
     for stem, d in sorted(written.items()):
         row = rows[stem]
         got = float(row.get(d.question) or 0)
@@ -227,16 +226,6 @@ def main(argv: list[str] | None = None) -> int:
     bad = over_cap(rows, written)
     print(f"{len(written) - len(bad)}/{len(written)} under their caps")
     return 1 if bad or missing else 0
-
-
-def passed_tests(results: Path, stem: str) -> list[str]:
-    """The test cases a graded submission passed (question:name), from its results file."""
-    import json
-    path = results / f"{stem}.json"
-    if not path.exists():
-        return []
-    return [f"{c['question']}:{c['name']}" for c in json.loads(path.read_text()).get("tests", [])
-            if c["passed"]]
 
 
 if __name__ == "__main__":

@@ -41,3 +41,11 @@ def total_line(auto: float, auto_max: float, by_hand: float, by_hand_max: float)
     return (f"**Total: {num(auto + by_hand)} / {num(auto_max + by_hand_max)} points** "
             f"(automatically graded {num(auto)} / {num(auto_max)}; graded by hand "
             f"{num(by_hand)} / {num(by_hand_max)}).")
+
+
+BY_HAND = "Graded by your instructor (not included above)"
+
+
+def by_hand_line(questions: list[str]) -> str:
+    """Under the automatic points, while the hand-graded points are not in a total yet."""
+    return f"{BY_HAND}: {', '.join(questions)}."

@@ -3,11 +3,11 @@
 In the container (``python -m autograder.gradescope /autograder``, the zip's ``run_autograder``)
 :func:`run` grades the one notebook in /autograder/submission exactly as ``course grade`` does (the
 notebook in its own sandboxed process answering requests, the tests in a judge process, the rules
-read statically: :func:`autograder.grade.run`) and writes /autograder/results/results.json in
+read statically: :func:`autograder.api.grade`) and writes /autograder/results/results.json in
 Gradescope's format from that verdict. Otter is not on the grading path: it stays the student's
 ``grader.check`` (and the zip's ``setup.sh`` that installs the environment).
 
-``course build`` (:func:`instructor.build.complete_autograder_zip`) puts the engine at
+``course build`` (:func:`instructor.gradescope_zip.complete_autograder_zip`) puts the engine at
 ``/autograder/source/engine``: ``autograder/*.py``, this week's grading material
 (``autograder/assignments/NN_name/``: ``assignment.json``, the tests, the blank notebook), the ``course``
 package as this week's release ships it, the stories text for the notebooks that train on it, and
@@ -179,18 +179,18 @@ def _write(path: Path, doc: dict) -> None:
 
 def _grade(notebook: Path, name: str, config: dict):
     """``course grade``'s engine on the one notebook, into a private folder of its own."""
-    from . import assignment, grade
+    from . import api
+    from .config import GradeConfig
     out = Path(tempfile.mkdtemp(prefix="course-gradescope-"))
     os.chmod(out, 0o700)
-    args = grade.parse_args([str(notebook), "--assignment", name, "--out", str(out), "--workers", "1",
-                             "--timeout", str(config.get("timeout", TIMEOUT)), "--no-progress",
-                             "--no-similarity"])
-    return grade.run(args, assignment.load(name))
+    return api.grade(GradeConfig(submissions=(notebook,), assignment=name, out=out, workers=1,
+                                 timeout=config.get("timeout", TIMEOUT), progress=False, similarity=False))
 
 
 def run(root: Path) -> int:
     """Grade /autograder/submission with the engine and write /autograder/results/results.json."""
-    from . import assignment, grade
+    from . import api, assignment
+    from .config import GradingError
     engine = Path(__file__).resolve().parent.parent
     config = json.loads((engine / CONFIG).read_text())
     name = config["name"]
@@ -211,18 +211,22 @@ def run(root: Path) -> int:
             if restore:
                 print("gradescope: made enterable by other users (o+x) while grading: " + ", ".join(restore))
             restore.update(close_to_others(closed_to_student(root)))
-        outcome = _grade(notebook, name, config)
+        try:
+            outcome = _grade(notebook, name, config)
+        except GradingError as exc:                  # the notebook could not be read
+            print(f"gradescope: {exc}", file=sys.stderr)
+            outcome = None
     finally:
         for path, mode in restore.items():           # as it was (this matters only outside a container)
             os.chmod(path, mode)
     asg = assignment.load(name)
-    if isinstance(outcome, int) or not outcome.results:
+    if outcome is None or not outcome.results:
         text = "The notebook could not be read: upload the .ipynb file that Jupyter or Colab saved."
         _write(results, {"score": 0.0, "output": text, "tests": [
             {"name": STATUS_TEST, "score": 0.0, "max_score": 0.0, "status": "failed",
              "visibility": "visible", "output": text}]})
         return 0
-    grade.warn(outcome)
+    api.warn(outcome)
     doc = results_json(asg, outcome.results[0], outcome.mode, config.get("visibility", "after_published"))
     doc["extra_data"]["cgroups"] = outcome.meta.get("cgroups", "none")
     _write(results, doc)

@@ -32,17 +32,16 @@ import csv
 import hashlib
 import html
 import json
+import os
 import struct
 from pathlib import Path
-from typing import Any
 
 from markdown_it import MarkdownIt
 
 from . import notebook_info
 from .assignment import ASSIGNMENTS, PACKAGE_DIR, Assignment
 from .csvcells import csv_text, file_key, text_cell
-from .inputs import lms_id
-from .results import Result, num, student_id
+from .results import NO_NAMES, Result, StudentNames, num, student_id, student_name
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 # what one row may embed in one page: PNG bytes, decoded pixels (summed), and pixels of one image
@@ -50,15 +49,6 @@ ROW_IMAGE_BYTES = 2 * 2**20
 ROW_IMAGE_PIXELS = 8_000_000
 IMAGE_PIXELS = 4_000_000
 ANSWER_CHARS = 20_000                    # characters of one answer's text in a page
-# {(lms, id): the student's name}, from the gradebook ``course grade`` was given (instructor.lms):
-# the report and the pages name the students so, beside the file
-STUDENT_NAMES: dict[tuple[str, str], str] = {}
-
-
-def student_name(file: str) -> str:
-    """The student's name as the gradebook gives it, or ''."""
-    found = lms_id(file)
-    return STUDENT_NAMES.get(found, "") if found else ""
 _MARKDOWN = MarkdownIt("commonmark", {"html": False})      # raw HTML in the text is escaped, not kept
 
 
@@ -125,10 +115,15 @@ def known_notebooks(asg: Assignment) -> dict[str, str]:
 
 
 def questions_json(asg: Assignment) -> str:
-    """``questions.json`` in the output folder: what ``course manual`` needs to check the points."""
+    """``questions.json`` in the output folder: what ``course manual`` needs to check the points,
+    and each hand-graded question's prompt (the course's own text), so that the folder alone can
+    show the pages again (:func:`rewrite_pages`, ``course mark``)."""
+    texts = prompts(blank_notebook(asg), asg) if any(q.manual for q in asg.questions) else {}
     doc = {"assignment": asg.name, "auto_points": asg.max_points,
            "questions": [{"name": q.name, "manual": q.manual,
-                          "points": q.points if q.manual else q.max_points} for q in asg.questions]}
+                          "points": q.points if q.manual else q.max_points,
+                          **({"prompt": texts.get(q.name, "")} if q.manual else {})}
+                         for q in asg.questions]}
     return json.dumps(doc, indent=1) + "\n"
 
 
@@ -201,6 +196,7 @@ pre{white-space:pre-wrap;word-break:break-word;background:#f7f7f7;padding:.4em;m
 .status{color:#a33;font-weight:bold}
 pre.error{background:#fbe3e3;border-left:3px solid #c33;color:#700}
 .codelabel{font-size:.8em;color:#555;margin:.4em 0 0}
+.given{color:#1d6b2a;font-weight:bold}
 img{max-width:100%;height:auto;border:1px solid #ddd;margin:.3em 0;display:block}
 """
 
@@ -252,17 +248,23 @@ def _img(out: Path, path: str, alt: str, budget: _Budget) -> str:
     return f"<img alt='{html.escape(alt, quote=True)}' src='data:image/png;base64,{b64}'>"
 
 
-def answer_html(out: Path, q: str, r: Result, row: int | None, points: float) -> str:
+def answer_html(out: Path, q: str, r: Result, row: int | None, points: float, name: str = "",
+                given: float | None = None, anonymous: str | None = None) -> str:
     """One submission's answer to ``q``; ``row``: its row in manual.csv, or None where the reader
-    has no manual.csv (a Gradescope PDF)."""
+    has no manual.csv (a Gradescope PDF); ``name``: the student's, when the gradebook gives it;
+    ``given``: the points it was graded by hand (the ledger's, :mod:`instructor.ledger`), shown in
+    place of ``__``; ``anonymous``: a label shown instead of the file, the id and the name
+    (``course mark``)."""
     esc = html.escape
     a = r.answers.get(q)
     where = f"row {row} of manual.csv · " if row is not None else ""
-    name = student_name(r.file)
     who = f"<b>{esc(name)}</b> · " if name else ""
-    parts = [f"<section class='answer' id='row-{row if row is not None else 0}'><h2>{esc(r.file)}</h2>",
-             f"<p class='meta'>{who}id {esc(student_id(r.file)) or '-'} · {where}"
-             f"{esc(q)}: __ / {num(points)}</p>"]
+    mark = (f"<span class='given'>{esc(q)}: {num(given)} / {num(points)} (graded by hand)</span>"
+            if given is not None else f"{esc(q)}: __ / {num(points)}")
+    head = (f"<h2>{esc(anonymous)}</h2><p class='meta'>{mark}</p>" if anonymous is not None else
+            f"<h2>{esc(r.file)}</h2><p class='meta'>{who}id {esc(student_id(r.file)) or '-'} · {where}"
+            f"{mark}</p>")
+    parts = [f"<section class='answer' id='row-{row if row is not None else 0}'>{head}"]
     if r.status != "ok":
         parts.append(f"<p class='status'>{esc(r.status)}</p>")
     if r.status.startswith("wrong notebook"):
@@ -333,31 +335,64 @@ def answer_html(out: Path, q: str, r: Result, row: int | None, points: float) ->
     return "".join(parts)
 
 
-def write_page(path: Path, out_dir: Path, asg: Assignment, q: Any, prompt: str,
-               results: list[Result]) -> None:
+def write_page(path: Path, out_dir: Path, name: str, q: str, points: float, prompt: str,
+               results: list[Result], given: dict[str, float] | None = None,
+               names: StudentNames = NO_NAMES) -> None:
     """One question's page, written a row at a time (every image is read, checked and embedded
-    only while its row is written)."""
+    only while its row is written); ``given``: {row's file: its hand-graded points}."""
     esc = html.escape
+    given = given or {}
     rows = sorted(results, key=lambda r: r.file)
     out = ["<!doctype html><html><head><meta charset='utf-8'>",
            f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">",
            "<meta name='referrer' content='no-referrer'>",
-           f"<title>{esc(asg.name)} {esc(q.name)}: hand grading</title><style>{STYLE}</style></head><body>",
-           f"<h1>{esc(asg.name)}, {esc(q.name)} ({num(q.points)} points): every answer</h1>",
+           f"<title>{esc(name)} {esc(q)}: hand grading</title><style>{STYLE}</style></head><body>",
+           f"<h1>{esc(name)}, {esc(q)} ({num(points)} points): every answer</h1>",
            prompt_html(prompt),
-           f"<p>{len(rows)} submissions, in the order of <code>manual.csv</code>. Put each one's points "
-           f"(0 to {num(q.points)}) in its column <code>{esc(q.name)}</code>, then run "
-           "<code>course manual DIR manual.csv</code>. Figures were drawn by the grader while it ran "
+           f"<p>{len(rows)} submissions, in the order of <code>manual.csv</code>"
+           f"{f', {len(given)} of them graded by hand' if given else ''}. Put each one's points "
+           f"(0 to {num(points)}) in its column <code>{esc(q)}</code>, then run "
+           "<code>course manual DIR manual.csv</code> (or grade them in <code>course mark DIR</code>). "
+           "Figures were drawn by the grader while it ran "
            "the notebook; outputs of cells it skips are as the student saved them.</p><div class='grid'>"]
     with open(path, "w", encoding="utf-8", errors="replace") as f:
         f.write("\n".join(out) + "\n")
         for row, r in enumerate(rows, 2):               # the spreadsheet's row number (1 is the header)
-            f.write(answer_html(out_dir, q.name, r, row, q.points) + "\n")
+            f.write(answer_html(out_dir, q, r, row, points, student_name(r.file, names), given.get(r.file))
+                    + "\n")
         f.write("</div></body></html>\n")
 
 
-def write_pages(out: Path, asg: Assignment, results: list[Result]) -> list[str]:
-    """``manual/<question>.html`` for every manual question and ``manual.csv``; notes for the report."""
+def rewrite_pages(out: Path, spec: dict, results: list[Result], given: dict[tuple[str, str], float],
+                  names: StudentNames = NO_NAMES) -> dict[Path, Path]:
+    """Every ``manual/<question>.html`` again, showing the hand grades ``given`` ({(file,
+    question): points}), from the folder alone (``questions.json`` holds the prompts): each page is
+    written to a temporary file beside it; {page: its temporary file}, for the caller to rename
+    with the rest (:func:`instructor.manual.write_all`)."""
+    made: dict[Path, Path] = {}
+    for q in spec.get("questions", []):
+        if not q.get("manual"):
+            continue
+        page = out / "manual" / f"{q['name']}.html"
+        if not page.parent.is_dir():
+            continue
+        tmp = page.with_name(f".{page.name}.{os.getpid()}.part")
+        made[page] = tmp
+        try:
+            write_page(tmp, out, str(spec.get("assignment", "")), q["name"], float(q["points"]),
+                       str(q.get("prompt", "")), results,
+                       {f: v for (f, qn), v in given.items() if qn == q["name"]}, names)
+        except BaseException:
+            for written in made.values():
+                written.unlink(missing_ok=True)
+            raise
+    return made
+
+
+def write_pages(out: Path, asg: Assignment, results: list[Result],
+                names: StudentNames = NO_NAMES) -> list[str]:
+    """``manual/<question>.html`` for every manual question (its rows named as in ``names``) and
+    ``manual.csv``; notes for the report."""
     blank = blank_notebook(asg)
     texts = prompts(blank, asg)
     folder = out / "manual"
@@ -365,7 +400,8 @@ def write_pages(out: Path, asg: Assignment, results: list[Result]) -> list[str]:
     notes = []
     for q in asg.questions:
         if q.manual:
-            write_page(folder / f"{q.name}.html", out, asg, q, texts.get(q.name, ""), results)
+            write_page(folder / f"{q.name}.html", out, asg.name, q.name, q.points, texts.get(q.name, ""),
+                       results, names=names)
             missing = [r.file for r in results if r.answers and not r.answers.get(q.name, {}).get("found")]
             if missing:
                 notes.append(f"{q.name}: no answer cells found in {len(missing)} notebooks "

@@ -26,6 +26,7 @@ import torch
 
 from course import handles, wire
 
+from . import exercise_rules
 from .checks import hints
 
 MESSAGE_CAP = 4000
@@ -181,6 +182,7 @@ def run_tests(t: PipeTransport, tests: list[dict], case_timeout: float, report: 
         loaded += [(test, i, case) for i, case in enumerate(cases)]
     ordered = sorted(loaded, key=lambda x: bool(x[2].kw.get("hidden")))     # stable: public first
     current = None
+    barred: dict[str, str | None] = {}      # per question: why its definitions break its own rules
     for test, i, case in ordered:
         q = test["question"]
         filename = f"<test {q}>"
@@ -188,6 +190,11 @@ def run_tests(t: PipeTransport, tests: list[dict], case_timeout: float, report: 
         if q != current:
             report({"t": "test", "q": q})
             current = q
+        if q not in barred:
+            barred[q] = exercise_rules.verdict(t.cells(), t.template(), test.get("rules"), q)
+        if barred[q]:                 # the course's own answer, or what the text says to do without
+            report({"t": "case", "q": q, "i": i, "passed": False, "message": barred[q][:MESSAGE_CAP]})
+            continue
         t.deadline = time.monotonic() + case_timeout
         _seed_everything()
         passed, message, missing = False, "", []
@@ -228,7 +235,7 @@ def notebook_cells(path: str, given_code: list[str]) -> tuple[list[str], list[st
                                                                 dict[int, str]]:
     """From the submitted notebook (read here, not from the submission's process): its code cells,
     the questions whose ``grader.check`` cells it has, and what its own code does that the rules
-    do not allow (course/rules.py: every cell is read for what it binds; cells identical to a given
+    do not allow (course/rules/: every cell is read for what it binds; cells identical to a given
     cell of the blank notebook, the setup cell among them, are the course's and not searched), and
     the cells by their index (the lines a student's error is shown at)."""
     from course.rules import suspicious

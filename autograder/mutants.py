@@ -22,13 +22,16 @@ import ast
 import csv
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import nbformat
 
 from .assignment import ASSIGNMENTS
 
+T = TypeVar("T")
 HERE = Path(__file__).resolve().parent
 BUILD = HERE / "build"
 
@@ -81,48 +84,66 @@ def solution_notebook(notebook: str) -> nbformat.NotebookNode:
     return nbformat.read(path, as_version=4)
 
 
-def mutant_notebook(mutant: Mutant) -> nbformat.NotebookNode:
-    """The solution notebook with the cell that defines `mutant.replaces` swapped for the mutant."""
-    nb = solution_notebook(mutant.notebook)
-    cells = [c for c in nb.cells if c.cell_type == "code" and mutant.replaces in defines(c.source)]
+def swap_last(notebook: str, holds: Callable[[str], bool], code: str, missing: str) -> nbformat.NotebookNode:
+    """The solution notebook with the last code cell whose source ``holds`` swapped for ``code``
+    (the last definition is the one the tests see); ValueError ``missing`` when there is none."""
+    nb = solution_notebook(notebook)
+    cells = [c for c in nb.cells if c.cell_type == "code" and holds(c.source)]
     if not cells:
-        raise ValueError(f"{mutant.notebook}/{mutant.name}: no cell defines {mutant.replaces}")
-    cells[-1].source = mutant.code      # the last definition is the one the tests see
+        raise ValueError(missing)
+    cells[-1].source = code
     return nb
 
 
-def write_submissions(notebook: str, out: Path) -> dict[str, Mutant]:
-    """Write one submission per mutant (plus the untouched solution) into `out`; {file stem: mutant}."""
+def mutant_notebook(mutant: Mutant) -> nbformat.NotebookNode:
+    """The solution notebook with the cell that defines `mutant.replaces` swapped for the mutant."""
+    return swap_last(mutant.notebook, lambda source: mutant.replaces in defines(source), mutant.code,
+                     f"{mutant.notebook}/{mutant.name}: no cell defines {mutant.replaces}")
+
+
+def write_notebooks(out: Path, answers: dict[str, T], notebook_of: Callable[[T], nbformat.NotebookNode]
+                    ) -> dict[str, T]:
+    """``out/<stem>.ipynb`` for every answer of ``answers`` ({file stem: answer}); returns it."""
     out.mkdir(parents=True, exist_ok=True)
-    written = {}
-    for mutant in load_mutants(notebook):
-        stem = f"{notebook}__{mutant.expect}__{mutant.name}"
-        nbformat.write(mutant_notebook(mutant), out / f"{stem}.ipynb")
-        written[stem] = mutant
-    return written
+    for stem, answer in answers.items():
+        nbformat.write(notebook_of(answer), out / f"{stem}.ipynb")
+    return answers
+
+
+def submissions(notebook: str) -> dict[str, Mutant]:
+    """{file stem: mutant} of one notebook."""
+    return {f"{notebook}__{m.expect}__{m.name}": m for m in load_mutants(notebook)}
+
+
+def write_submissions(notebook: str, out: Path) -> dict[str, Mutant]:
+    """Write one submission per mutant into `out`; {file stem: mutant}."""
+    return write_notebooks(out, submissions(notebook), mutant_notebook)
 
 
 # ---- grading the mutants through the real grader ---------------------------------------------------
 def grade_folder(notebook: str, submissions: Path, out: Path, workers: int = 2) -> dict[str, dict]:
-    """`course grade` on a folder of submissions; the grades.csv rows by file stem."""
-    from .grade import main as grade
+    """`course grade`'s engine on a folder of submissions; the grades.csv rows by file stem."""
+    from .api import grade
+    from .config import GradeConfig
 
-    code = grade([str(submissions), "--assignment", notebook, "--out", str(out),
-                  "--workers", str(workers), "--no-progress"])
-    if code != 0:
-        raise RuntimeError(f"course grade exited with {code}")
+    grade(GradeConfig(submissions=(submissions,), assignment=notebook, out=out, workers=workers,
+                      progress=False))
     with open(out / "grades.csv", newline="") as f:
         return {Path(row["file"]).stem: row for row in csv.DictReader(f)}
 
 
-def failed_tests(results: Path, stem: str) -> list[str]:
-    """The names of the test cases a graded submission failed (from its results file)."""
+def case_verdicts(results: Path, stem: str) -> list[tuple[str, bool]]:
+    """(question:name, passed) of every test case of a graded submission (from its results file)."""
     path = results / f"{stem}.json"
     if not path.exists():
         return []
-    data = json.loads(path.read_text())
-    tests = data.get("tests", [])
-    return [f"{c['question']}:{c['name']}" for c in tests if not c["passed"]]
+    return [(f"{c['question']}:{c['name']}", bool(c["passed"]))
+            for c in json.loads(path.read_text()).get("tests", [])]
+
+
+def failed_tests(results: Path, stem: str) -> list[str]:
+    """The test cases a graded submission failed (question:name)."""
+    return [name for name, passed in case_verdicts(results, stem) if not passed]
 
 
 def told(results: Path, stem: str, question: str) -> list[str]:
@@ -179,11 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     notebook, wanted = argv[0], set(argv[1:])
     with tempfile.TemporaryDirectory() as tmp:
         subs = Path(tmp) / "submissions"
-        written = {stem: m for stem, m in write_submissions(notebook, subs).items()
-                   if not wanted or m.name in wanted}
-        for path in subs.glob("*.ipynb"):
-            if path.stem not in written:
-                path.unlink()
+        written = write_notebooks(subs, {s: m for s, m in submissions(notebook).items()
+                                         if not wanted or m.name in wanted}, mutant_notebook)
         nbformat.write(solution_notebook(notebook), subs / f"{notebook}__solution.ipynb")
         if gradescope:
             rows = grade_gradescope(notebook, subs, Path(tmp) / "gradescope")

@@ -25,13 +25,22 @@ from . import feedback, handgrading, similarity
 from .assignment import Assignment
 from .csvcells import FORMULA_START, clean, csv_text, text_cell  # noqa: F401  (FORMULA_START: re-exported)
 from .inputs import lms_id
-from .results import EXTRA_COLUMNS, Result, num, percent, student_id
+from .results import EXTRA_COLUMNS, NO_NAMES, Result, StudentNames, num, percent, student_id, student_name
 
 WRONG_NOTEBOOK = "wrong notebook"        # the status of another week's notebook (not run)
 
 
 def is_wrong_notebook(status: str) -> bool:
     return status.startswith(WRONG_NOTEBOOK + ":")
+
+
+UNREADABLE = ("unreadable notebook", "rejected upload", "rejected file")   # an upload nobody could read
+
+
+def is_unreadable(status: str) -> bool:
+    """A corrupt or refused upload (not valid JSON, empty, a zip that cannot be unpacked): as
+    uncertain as another week's notebook, so held from the gradebook import, never exported as 0."""
+    return status.startswith(UNREADABLE)
 
 
 def is_flagged(status: str) -> bool:
@@ -82,6 +91,7 @@ def result_json(assignment: Assignment, r: Result) -> str:
         "peak_memory_mb": _mb(r.peak_memory),
         "output": r.output,
         "manual_answers": r.answers,
+        "notebook_note": r.notebook_note,
         "answer_outputs": {str(k): v for k, v in sorted(r.cell_outputs.items())},
         "figures": [{"cell": cell, "file": path} for cell, path in r.figures],
         "figure_notes": [{"cell": cell, "note": note} for cell, note in r.figure_notes],
@@ -101,7 +111,7 @@ def feedback_md(assignment: Assignment, r: Result) -> str:
     lines.append(f"Automatically graded: **{num(r.total)} / {num(assignment.max_points)} points**.")
     manual = [q.name for q in assignment.questions if q.manual]
     if manual:
-        lines.append(f"Graded by your instructor (not included above): {', '.join(manual)}.")
+        lines.append(feedback.by_hand_line(manual))
     if r.status != "ok":
         lines += ["", f"Grading note: {r.status}"]
     lines += _cell_errors_md(r.cell_errors)
@@ -171,16 +181,16 @@ def _histogram_svg(values: list[float], bins: int = 10) -> str:
     return "".join(parts)
 
 
-def _who(file: str) -> str:
+def _who(file: str, names: StudentNames) -> str:
     """A row's student as the report shows it: the gradebook's name (when ``course grade`` was given
     one) over the file's name, else the file's name."""
     esc = html.escape
-    name = handgrading.student_name(file)
+    name = student_name(file, names)
     return (f"<b>{esc(name)}</b><br><small class='file'>{esc(file)}</small>" if name
             else f"<span class='file'>{esc(file)}</span>")
 
 
-def _rows_table(assignment: Assignment, results: list[Result]) -> str:
+def _rows_table(assignment: Assignment, results: list[Result], names: StudentNames) -> str:
     """Every row: its student, its points in each question (manual ones: graded by hand, blank here),
     its total, its status; by the students' names when the gradebook gives them."""
     esc = html.escape
@@ -190,7 +200,7 @@ def _rows_table(assignment: Assignment, results: list[Result]) -> str:
            "filled in by <code>course manual</code> (in <code>grades.csv</code>, not here).</p>"
            f"<div class='wide'><table class='rows'><tr><th>student</th><th>id</th>{head}<th>total<br>"
            f"<small>/{num(assignment.max_points)}</small></th><th>%</th><th>grading_status</th></tr>"]
-    order = sorted(results, key=lambda r: (handgrading.student_name(r.file) or "\uffff", r.file))
+    order = sorted(results, key=lambda r: (student_name(r.file, names) or "\uffff", r.file))
     for r in order:
         cells = []
         for q in assignment.questions:
@@ -201,14 +211,14 @@ def _rows_table(assignment: Assignment, results: list[Result]) -> str:
                 cls = "full" if p >= q.max_points - 1e-9 else ("none" if p <= 0 else "part")
                 cells.append(f"<td class='{cls}'>{num(p)}</td>")
         status = r.status if r.status == "ok" else f"<b>{esc(r.status)}</b>"
-        out.append(f"<tr><td class='who'>{_who(r.file)}</td><td>{esc(student_id(r.file))}</td>"
+        out.append(f"<tr><td class='who'>{_who(r.file, names)}</td><td>{esc(student_id(r.file))}</td>"
                    f"{''.join(cells)}<td>{num(r.total)}</td>"
                    f"<td>{100 * percent(r.total, assignment.max_points):.0f}</td><td>{status}</td></tr>")
     out.append("</table></div>")
     return "\n".join(out)
 
 
-def _several_rows(results: list[Result]) -> str:
+def _several_rows(results: list[Result], names: StudentNames) -> str:
     """The students (by LMS id) with several rows: with ``--gradebook`` none of them is exported
     unless every row has the same points (:func:`instructor.lms.one_grade`)."""
     esc = html.escape
@@ -220,41 +230,48 @@ def _several_rows(results: list[Result]) -> str:
     several = {k: v for k, v in sorted(groups.items()) if len(v) > 1}
     out = [f"<h2>Students with several rows ({len(several)})</h2>"]
     if not several:
-        return out[0] + "<p>None.</p>" + _wrong_week(results)
+        return out[0] + "<p>None.</p>" + _wrong_week(results, names)
     out.append("<p class='warn'>With <code>--gradebook</code>, a student whose rows differ in points "
                "(or who has notebooks not graded) gets nothing in the LMS import: read the rows and "
                "enter the grade yourself. Rows of equal points are exported.</p>"
                "<table><tr><th>id</th><th>student</th><th>points</th><th>grading_status</th></tr>")
     for (kind, sid), rows in several.items():
         for r in sorted(rows, key=lambda r: r.file):
-            out.append(f"<tr><td>{esc(kind)} {esc(sid)}</td><td class='who'>{_who(r.file)}</td>"
+            out.append(f"<tr><td>{esc(kind)} {esc(sid)}</td><td class='who'>{_who(r.file, names)}</td>"
                        f"<td>{num(r.total)}</td>"
                        f"<td>{esc(r.status)}</td></tr>")
     out.append("</table>")
-    return "".join(out) + _wrong_week(results)
+    return "".join(out) + _wrong_week(results, names)
 
 
-def _wrong_week(results: list[Result]) -> str:
-    """Another week's notebooks (not run): with ``--gradebook`` their students are HELD, nothing is
-    exported for them (:func:`instructor.lms.graded_rows`)."""
+def _wrong_week(results: list[Result], names: StudentNames) -> str:
+    """Another week's notebooks (not run) and uploads nobody could read: with ``--gradebook`` their
+    students are HELD, nothing is exported for them (:func:`instructor.lms.graded_rows`)."""
+    return (_held(results, names, is_wrong_notebook, "another week's notebook", "ask for the right notebook")
+            + _held(results, names, is_unreadable, "an unreadable upload", "ask for the notebook again"))
+
+
+def _held(results: list[Result], names: StudentNames, which, what: str, ask: str) -> str:
     esc = html.escape
-    wrong = sorted((r for r in results if is_wrong_notebook(r.status)), key=lambda r: r.file)
-    out = [f"<h2>HELD: another week's notebook ({len(wrong)})</h2>"]
-    if not wrong:
+    rows = sorted((r for r in results if which(r.status)), key=lambda r: r.file)
+    out = [f"<h2>HELD: {what} ({len(rows)})</h2>"]
+    if not rows:
         return out[0] + "<p>None.</p>"
     out.append("<p class='warn'>Not run. With <code>--gradebook</code>, nothing is exported for these "
-               "students (their gradebook cells stay as they are): ask for the right notebook, or "
+               f"students (their gradebook cells stay as they are): {ask}, or "
                "enter the grade yourself.</p>"
                "<table><tr><th>id</th><th>student</th><th>grading_status</th></tr>")
-    for r in wrong:
+    for r in rows:
         found = lms_id(r.file)
         who = f"{found[0]} {found[1]}" if found else "-"
-        out.append(f"<tr><td>{esc(who)}</td><td class='who'>{_who(r.file)}</td><td>{esc(r.status)}</td></tr>")
+        out.append(f"<tr><td>{esc(who)}</td><td class='who'>{_who(r.file, names)}</td>"
+                   f"<td>{esc(r.status)}</td></tr>")
     out.append("</table>")
     return "".join(out)
 
 
-def report_html(assignment: Assignment, results: list[Result], meta: dict) -> str:
+def report_html(assignment: Assignment, results: list[Result], meta: dict,
+                names: StudentNames = NO_NAMES) -> str:
     esc = html.escape
     n = len(results)
     scores = [percent(r.total, assignment.max_points) for r in results]
@@ -318,14 +335,14 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict) -> st
     if bad:
         out.append("<table><tr><th>student</th><th>grading_status</th><th>points</th></tr>")
         for r in bad:
-            out.append(f"<tr><td class='who'>{_who(r.file)}</td><td>{esc(r.status)}</td>"
+            out.append(f"<tr><td class='who'>{_who(r.file, names)}</td><td>{esc(r.status)}</td>"
                        f"<td>{num(r.total)}</td></tr>")
         out.append("</table>")
     else:
         out.append("<p>None.</p>")
 
-    out.append(_several_rows(results))
-    out.append(_rows_table(assignment, results))
+    out.append(_several_rows(results, names))
+    out.append(_rows_table(assignment, results, names))
 
     times = sorted(results, key=lambda r: -r.seconds)
     total_t = sum(r.seconds for r in results)
@@ -333,16 +350,16 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict) -> st
                "<table><tr><th>student</th><th>seconds</th>"
                "<th>of which running the notebook and tests</th></tr>")
     for r in times:
-        out.append(f"<tr><td class='who'>{_who(r.file)}</td><td>{r.seconds:.2f}</td>"
+        out.append(f"<tr><td class='who'>{_who(r.file, names)}</td><td>{r.seconds:.2f}</td>"
                    f"<td>{r.exec_seconds:.2f}</td></tr>")
     out.append("</table></body></html>\n")
     return "\n".join(out)
 
 
-# what a new run removes first; never hand_grades.json (the hand grades, instructor.manual) nor a
+# what a new run removes first; never hand_grades.sqlite (the hand grades, instructor.ledger) nor a
 # filled-in manual.csv (set aside as manual-N.csv)
 OUTPUT_FILES = ("grades.csv", "timings.json", "report.html", "questions.json", "canvas_import.csv",
-                "moodle_import.csv", "similarity.csv", "lms.json", "canvas_feedback.zip")
+                "moodle_import.csv", "similarity.csv", "lms.json", "canvas_feedback.zip", "rubric_stats.csv")
 OUTPUT_DIRS = ("results", "feedback", "figures", "manual")
 
 
@@ -351,8 +368,10 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8", errors="replace")
 
 
-def write_all(out_dir: Path, assignment: Assignment, results: list[Result], meta: dict) -> None:
-    """Write every output file into ``out_dir``."""
+def write_all(out_dir: Path, assignment: Assignment, results: list[Result], meta: dict,
+              names: StudentNames = NO_NAMES) -> None:
+    """Write every output file into ``out_dir``; ``names`` name the rows in the report and the
+    hand-grading pages."""
     (out_dir / "results").mkdir(parents=True, exist_ok=True)
     (out_dir / "feedback").mkdir(parents=True, exist_ok=True)
     for r in results:
@@ -364,7 +383,8 @@ def write_all(out_dir: Path, assignment: Assignment, results: list[Result], meta
     _write(out_dir / "grades.csv", grades_csv(assignment, results))
     _write(out_dir / "questions.json", handgrading.questions_json(assignment))
     if any(q.manual for q in assignment.questions):
-        meta.setdefault("manual_notes", []).extend(handgrading.write_pages(out_dir, assignment, results))
+        notes = handgrading.write_pages(out_dir, assignment, results, names)
+        meta.setdefault("manual_notes", []).extend(notes)
     timings = {"wall_seconds": round(meta.get("wall_seconds", 0.0), 3), "workers": meta.get("workers"),
                "grader_peak_memory_mb": meta.get("grader_peak_memory_mb"),
                "submissions": [{"file": r.file, "seconds": round(r.seconds, 3),
@@ -372,4 +392,4 @@ def write_all(out_dir: Path, assignment: Assignment, results: list[Result], meta
                                 "peak_memory_mb": _mb(r.peak_memory), **r.traffic}
                                for r in sorted(results, key=lambda r: r.file)]}
     _write(out_dir / "timings.json", json.dumps(timings, indent=1, ensure_ascii=False) + "\n")
-    _write(out_dir / "report.html", report_html(assignment, results, meta))
+    _write(out_dir / "report.html", report_html(assignment, results, meta, names))

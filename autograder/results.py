@@ -4,7 +4,9 @@ the Gradescope PDFs alike.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from .inputs import lms_id
 
@@ -73,3 +75,15 @@ def student_id(file: str) -> str:
     """The LMS's identifier of the student in a row name (Canvas user id, Moodle participant id)."""
     found = lms_id(file)
     return found[1] if found else ""
+
+
+# {(lms, id): the student's name}, from the gradebook a class is graded for (instructor.lms): the
+# report and the hand-grading pages name the students so, beside the file
+StudentNames = Mapping[tuple[str, str], str]
+NO_NAMES: StudentNames = MappingProxyType({})
+
+
+def student_name(file: str, names: StudentNames) -> str:
+    """The student's name in ``names`` (as the gradebook gives it), or ''."""
+    found = lms_id(file)
+    return names.get(found, "") if found else ""

@@ -426,9 +426,11 @@ def child_main(job: dict, msg_fd: int, requests_fd: int, answers_fd: int) -> int
         chan.send(t="unreadable", reason=problem)
         return 0
 
-    repo = job["repo"]
+    repo = job.get("package") or job["repo"]
     if repo not in sys.path:
         sys.path.insert(0, repo)
+    if job.get("package"):
+        use_package(job["package"])
     sys.modules["otter"] = _otter_stub()
     import torch
     torch.set_num_threads(1)
@@ -497,6 +499,29 @@ def child_main(job: dict, msg_fd: int, requests_fd: int, answers_fd: int) -> int
     serve(env, requests_fd, answers_fd)
     chan.send(t="done", tamper=pristine.compare()[:20])
     return 0
+
+
+def use_package(folder: str) -> None:
+    """The student package as this week's release ships it (``folder``/course, written by the grader:
+    :mod:`autograder.shipped`): ``course`` and its subpackages find their modules there only, and a
+    module of it that the fork server imported but this week does not ship is forgotten. Before any
+    student code, and before the tamper snapshot."""
+    base = os.path.join(folder, "course")
+    shipped = set()
+    for where, _dirs, files in os.walk(base):
+        rel = os.path.relpath(where, base)
+        package = "course" if rel == "." else "course." + rel.replace(os.sep, ".")
+        shipped |= {package if f == "__init__.py" else f"{package}.{f[:-3]}"
+                    for f in files if f.endswith(".py")}
+    for name in sorted((n for n in sys.modules if n == "course" or n.startswith("course.")), reverse=True):
+        module = sys.modules[name]
+        if name not in shipped:
+            del sys.modules[name]
+            parent, _, child = name.rpartition(".")
+            if parent in sys.modules:
+                vars(sys.modules[parent]).pop(child, None)
+        elif isinstance(getattr(module, "__path__", None), list):
+            module.__path__[:] = [os.path.join(base, *name.split(".")[1:])]
 
 
 def serve(env: dict, requests_fd: int, answers_fd: int) -> None:
@@ -588,5 +613,5 @@ if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--zygote":
         zygote_main(int(sys.argv[2]))
     else:
-        print("usage: python -m autograder.runner --zygote FD (started by autograder.grade)", file=sys.stderr)
+        print("usage: python -m autograder.runner --zygote FD (from autograder.scheduler)", file=sys.stderr)
         sys.exit(2)

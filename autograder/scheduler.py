@@ -7,7 +7,6 @@ What the pipes carry is read by :mod:`autograder.intake`.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import secrets
@@ -21,6 +20,7 @@ from typing import Any
 
 from . import inputs, notebook, sandbox, verdict
 from .assignment import Assignment
+from .config import GradeConfig
 from .forkserver import ForkServer
 from .intake import Intake
 from .job import GRACE, Job
@@ -32,8 +32,9 @@ from .workspace import REPO, Workspace
 class Scheduler:
     """The batch's processes. Also the :class:`autograder.intake.Events` its readers call."""
 
-    def __init__(self, args: argparse.Namespace, asg: Assignment, ws: Workspace, survey: Survey) -> None:
-        self.args = args
+    def __init__(self, config: GradeConfig, asg: Assignment, ws: Workspace, survey: Survey,
+                 only: dict[str, list[str]] | None = None) -> None:
+        self.config = config
         self.asg = asg
         self.ws = ws
         self.survey = survey
@@ -43,9 +44,9 @@ class Scheduler:
         self.running: dict[str, Job] = {}
         self.results: list[Result] = []
         self.tests_payload = asg.tests_payload()
-        self.only: dict[str, list[str]] = {}     # row -> the questions whose tests run (autograder.cache)
+        self.only = only or {}      # row -> the questions whose tests run (autograder.cache); else all
         self.free_uids = ws.uids()
-        self.intake = Intake(asg, ws.out, args.cell_timeout, self)
+        self.intake = Intake(asg, ws.out, config.cell_timeout, self)
         self.server = ForkServer(ws.root, ws.zygote_env(), ws.staging / "runner.log")
 
     def start(self) -> None:
@@ -60,7 +61,7 @@ class Scheduler:
         for i, sub in enumerate(subs):
             if sub.path is None:
                 self.results.append(verdict.unrunnable(sub, sub.problem or "unreadable", self.asg,
-                                                       self.args.memory))
+                                                       self.config.memory))
                 continue
             if i in self.survey.wrong:          # another week's notebook: its tests are not run
                 job = Job(index=i, sub=sub, staging=Path(), info=self.survey.info.get(i, {}))
@@ -104,7 +105,7 @@ class Scheduler:
         from tqdm import tqdm
         tqdm.monitor_interval = 0  # no monitor thread: the grader forks to clean up
         return tqdm(total=total, unit="nb", desc="grading", file=sys.stderr,
-                    disable=self.args.no_progress or None, dynamic_ncols=True)
+                    disable=not self.config.progress or None, dynamic_ncols=True)
 
     def _start(self, job: Job, uid: int) -> None:
         job.uid = uid
@@ -118,8 +119,8 @@ class Scheduler:
             job.scratch = sandbox.make_scratch(self.ws.root, name, real_uid)
             scratch = str(job.scratch)
             tmpdir = f"{scratch}/tmp"
-        limits = sandbox.Limits(memory_bytes=int(self.args.memory * 2**30),
-                                cpu_seconds=int(self.args.timeout) + 30)
+        limits = sandbox.Limits(memory_bytes=int(self.config.memory * 2**30),
+                                cpu_seconds=int(self.config.timeout) + 30)
         if self.ws.cg is not None:
             try:
                 job.group = self.ws.cg.create(name, memory_bytes=limits.memory_bytes,
@@ -136,14 +137,15 @@ class Scheduler:
                                    cgroup=job.group.procs_files if job.group else [])
         job_msg = {  # names no submission: the staging file is numbered, the name beside it
             "kind": "submission", "id": job.token, "staging": str(job.staging),
-            "sandbox": vars(spec), "repo": str(REPO), "cell_timeout": self.args.cell_timeout,
+            "sandbox": vars(spec), "repo": str(REPO), "cell_timeout": self.config.cell_timeout,
+            "package": str(self.ws.package),        # the student package as this week ships it
             "figure_cells": job.figure_cells, "setup": notebook.setup_cell(self.asg.given_code),
             "env": {"HOME": scratch, "TMPDIR": tmpdir, "USER": "course-grader",
                     "LOGNAME": "course-grader", "MPLCONFIGDIR": f"{scratch}/.matplotlib",
                     "COURSE_GRADE_JOB": job.token},
         }
         job.started = time.monotonic()
-        job.deadline = job.started + self.args.timeout
+        job.deadline = job.started + self.config.timeout
         self.server.send(job_msg, [msg_w, req_r, ans_w])
         for fd in (msg_w, req_r, ans_w):
             os.close(fd)
@@ -160,7 +162,7 @@ class Scheduler:
         # the judge joins the submission's cgroup: the CPU and memory the submission makes it spend
         # (a test calling back and forth) count against that submission, not against its neighbours
         judge_msg = {"kind": "judge", "id": "j" + job.token, "staging": str(job.staging),
-                     "memory_bytes": int(max(self.args.memory, 2.0) * 2**30),
+                     "memory_bytes": int(max(self.config.memory, 2.0) * 2**30),
                      "cgroup": job.group.procs_files if job.group is not None else []}
         self.server.send(judge_msg, [jmsg_w, jctl_r, job.req_w, job.ans_r])
         for fd in (jmsg_w, jctl_r, job.req_w, job.ans_r):
@@ -170,7 +172,7 @@ class Scheduler:
         only = self.only.get(job.sub.file)
         tests = self.tests_payload if only is None else [
             t for t in self.tests_payload if t["question"] in only]
-        control = {"tests": tests, "case_timeout": self.args.cell_timeout,
+        control = {"tests": tests, "case_timeout": self.config.cell_timeout,
                    "given_code": self.asg.given_code}
         job.jctl_out = json.dumps(control).encode()
         self.sel.register(jmsg_r, selectors.EVENT_READ, ("judge", job))
@@ -200,10 +202,10 @@ class Scheduler:
                 continue
             if now > job.deadline:
                 where = f" (in cell {job.cell})" if job.cell and not job.cells_done else ""
-                self.kill(job, f"timeout: the notebook ran over {self.args.timeout:g} s{where}")
+                self.kill(job, f"timeout: the notebook ran over {self.config.timeout:g} s{where}")
             elif job.phase_deadline is not None and now > job.phase_deadline:
                 if job.cells_done is None:
-                    self.kill(job, f"timeout: cell {job.cell} ran over {self.args.cell_timeout:g} s")
+                    self.kill(job, f"timeout: cell {job.cell} ran over {self.config.cell_timeout:g} s")
                 else:
                     self.kill(job, f"timeout: the tests of {job.test} ran too long")
 
@@ -289,7 +291,7 @@ class Scheduler:
         return self._result(job)
 
     def _result(self, job: Job) -> Result:
-        return verdict.result(job, self.asg, self.args.memory)
+        return verdict.result(job, self.asg, self.config.memory)
 
     def _release(self, job: Job) -> None:
         """What a submission leaves that outlives its processes: its cgroup, its uid's key rings,

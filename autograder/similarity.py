@@ -70,6 +70,8 @@ COMMON_MIN = 4             # ... and in at least this many answers (small classe
 QUESTION_SHARED = 150      # fingerprints one question alone must share to flag a pair (~30 lines) ...
 QUESTION_SCORE = 0.8       # ... at this score or more
 PAIR_SHARED = 5            # fingerprints any flagged pair shares at least
+IDENTICAL_MIN = 30         # fingerprints (the course's code left out) an identical answer has at least
+IDENTICAL_MASTER = 0.95    # Jaccard of a notebook's fingerprints and the master's: "the master's answers"
 K = 20                     # k-gram length, in characters of normalised code
 WINDOW = 4                 # winnowing window (a match of K + WINDOW - 1 characters is always found)
 SHOWN = 20                 # flags shown side by side in report.html
@@ -195,7 +197,10 @@ TENSOR_FUNCS = {
     "squeeze", "permute", "size", "pow", "abs", "topk", "sort", "cumsum", "clamp", "norm", "dropout",
 }
 RENAMED = {"bmm": "matmul", "mm": "matmul", "swapaxes": "transpose", "swapdims": "transpose",
-           "amax": "max", "amin": "min"}
+           "amax": "max", "amin": "min", "view": "reshape", "view_as": "reshape_as"}
+TENSOR_FUNCS |= {"view_as", "reshape_as", "add", "sub", "mul", "div", "neg", "tanh", "sigmoid"}
+NO_OPS = {"contiguous"}    # x.contiguous().view(...) is x.reshape(...) for what it computes
+MODULE_PATHS = {"torch", "torch.nn.functional", "nn.functional", "F", "np", "math", "nn", "numpy"}
 DIM_KEYWORDS = {"dim", "axis", "dim0", "dim1", "diagonal", "num_samples", "keepdim"}
 
 
@@ -328,8 +333,7 @@ class _Normaliser(ast.NodeTransformer):
         v = node.value
         if isinstance(v, ast.Name) and v.id == "self" and node.attr not in self.names.self_attrs:
             node.attr = "v"
-        if isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) and v.value.id in ("torch", "nn") \
-                and v.attr == "functional":
+        if _dotted(v) in ("torch.nn.functional", "nn.functional"):
             node.value = ast.Name(id="torch", ctx=ast.Load())       # torch.nn.functional.f -> torch.f
         return node
 
@@ -337,11 +341,22 @@ class _Normaliser(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
         f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in NO_OPS and not node.args and not node.keywords \
+                and _dotted(f.value) not in MODULE_PATHS:
+            return f.value                                   # x.contiguous() -> x
+        inplace = isinstance(f, ast.Attribute) and f.attr.endswith("_") and f.attr[:-1] in TENSOR_FUNCS
+        if inplace:
+            f.attr = f.attr[:-1]                             # x.masked_fill_(m, 0) -> x.masked_fill(m, 0)
         if isinstance(f, ast.Attribute) and f.attr in TENSOR_FUNCS:
             attr = RENAMED.get(f.attr, f.attr)
-            if isinstance(f.value, ast.Name) and f.value.id == "torch":
+            if _dotted(f.value) == "torch":
                 node.func = _torch(attr)
-            elif not (isinstance(f.value, ast.Name) and f.value.id in ("nn", "np", "math", "self")):
+                given = [k for k in node.keywords if k.arg == "input"]
+                if given and not node.args:                  # torch.softmax(input=x, ...)
+                    node.args = [given[0].value]
+                    node.keywords = [k for k in node.keywords if k.arg != "input"]
+            elif not (isinstance(f.value, ast.Name) and f.value.id == "self") \
+                    and _dotted(f.value) not in MODULE_PATHS:
                 node.func = _torch(attr)                     # x.softmax(-1) -> torch.softmax(x, -1)
                 node.args = [f.value, *node.args]
         if isinstance(node.func, ast.Attribute) and node.func.attr == "transpose" and len(node.args) == 3:
@@ -378,6 +393,25 @@ class _Normaliser(ast.NodeTransformer):
         if isinstance(v, ast.Attribute) and v.attr == "shape" and isinstance(node.ctx, ast.Load):
             return ast.copy_location(ast.Call(func=_torch("size"), args=[v.value, node.slice], keywords=[]),
                                      node)
+        if isinstance(v, ast.Call) and _dotted(v.func) == "torch.size" and len(v.args) == 1 \
+                and not v.keywords and isinstance(node.ctx, ast.Load):       # x.size()[i] -> torch.size(x, i)
+            return ast.copy_location(ast.Call(func=_torch("size"), args=[v.args[0], node.slice], keywords=[]),
+                                     node)
+        return node
+
+    def visit_Expr(self, node: ast.Expr) -> ast.AST:
+        """``x.masked_fill_(m, 0)`` as a statement is ``x = x.masked_fill(m, 0)``."""
+        call = node.value
+        f = call.func if isinstance(call, ast.Call) else None
+        inplace = isinstance(f, ast.Attribute) and f.attr.endswith("_") and f.attr[:-1] in TENSOR_FUNCS \
+            and _dotted(f.value) not in MODULE_PATHS and _dotted(f.value) != "self"
+        self.generic_visit(node)
+        value = node.value
+        if inplace and isinstance(value, ast.Call) and value.args \
+                and _dotted(value.func).startswith("torch."):
+            target = _as_store(value.args[0])
+            if target is not None:
+                return ast.copy_location(ast.Assign(targets=[target], value=value), node)
         return node
 
     # constants
@@ -395,6 +429,25 @@ def _literal(node: ast.AST) -> Any:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
         return None
+
+
+def _dotted(node: ast.AST) -> str:
+    """``torch.nn.functional`` for that attribute chain of names; '' for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *parts[::-1]]) if isinstance(node, ast.Name) else ""
+
+
+def _as_store(node: ast.AST) -> ast.AST | None:
+    """A name or attribute chain as an assignment's target (None for anything else)."""
+    if not _dotted(node):
+        return None
+    import copy
+    node = copy.deepcopy(node)
+    node.ctx = ast.Store()
+    return node
 
 
 def _as_load(node: ast.AST) -> ast.AST:
@@ -569,6 +622,7 @@ class Flag:
     whole: float
     questions: list[tuple[str, float, int]]       # (question, score, shared fingerprints), best first
     shared: int
+    identical: bool = False       # the same answers (byte for byte; against the master, its fingerprints)
 
 
 def _by_question(cells: list[dict]) -> dict[str, list[dict]]:
@@ -733,8 +787,56 @@ def compare(submissions: list[dict], course_code: list[str], master: list[dict] 
         f = _score("pair", subs[i], subs[j], sizes[i], sizes[j], shared, threshold)
         if f:
             flags.append(f)
+    flags = _identical(subs, master_sub, flags)
     flags.sort(key=lambda f: (-f.score, f.kind, f.a.file, f.b.file))
     return flags
+
+
+def _canonical(sub: Submission) -> str:
+    """A submission's answer cells, each as written (line ends and trailing spaces aside), in a
+    fixed order: two submissions with the same text gave byte-identical answers."""
+    cells = [c for u in sub.units.values() for c in u.cells]
+    return "\x00".join(sorted("\n".join(line.rstrip() for line in str(c["source"]).strip().splitlines())
+                              for c in cells))
+
+
+def _raw(sub: Submission) -> set[tuple[str, int]]:
+    """A submission's fingerprints by question, the course's code left out but nothing else."""
+    return {(q, h) for q, u in sub.units.items() for h in u.fp.hashes}
+
+
+def _identical(subs: list[Submission], master: Submission | None, flags: list[Flag]) -> list[Flag]:
+    """Byte-identical answers are always flagged, pair by pair, however many wrote them (the
+    fingerprints of half the class count for nothing in the scores: seven identical notebooks of
+    thirteen scored nothing); a notebook whose fingerprints are the master's (Jaccard at least
+    IDENTICAL_MASTER, over the questions it answers) is flagged beside the master. Answers of
+    fewer than IDENTICAL_MIN
+    fingerprints (a line or two) are left to the scores."""
+    def whole(a: Submission, b: Submission, size: int) -> Flag:
+        qs = sorted({q for q in a.units} | {q for q in b.units})
+        return Flag("master" if b is master else "pair", a, b, 1.0, 1.0,
+                    [(q, 1.0, len(a.units[q].fp.hashes) if q in a.units else 0) for q in qs], size, True)
+
+    seen = {(f.kind, f.a.file, f.b.file) for f in flags}
+    groups: dict[str, list[Submission]] = {}
+    for s in subs:
+        if len(_raw(s)) >= IDENTICAL_MIN:
+            groups.setdefault(_canonical(s), []).append(s)
+    out = list(flags)
+    for group in groups.values():
+        for i, a in enumerate(group):
+            for b in group[i + 1:]:
+                if ("pair", a.file, b.file) in seen:
+                    out = [f for f in out if (f.kind, f.a.file, f.b.file) != ("pair", a.file, b.file)]
+                out.append(whole(a, b, len(_raw(a))))
+    if master is not None:
+        for s in subs:
+            theirs = _raw(s)
+            mine = {(q, h) for q, h in _raw(master) if q in s.units}    # of the questions it answers
+            if len(theirs) >= IDENTICAL_MIN and len(theirs & mine) >= IDENTICAL_MASTER * len(theirs | mine):
+                out = [f for f in out if (f.kind, f.a.file) != ("master", s.file)]
+                out.append(whole(s, master, len(theirs)))
+    return out
 
 
 # ---------------------------------------------------------------- output
@@ -807,13 +909,18 @@ def html_section(flags: list[Flag], threshold: float, seconds: float, n: int, ma
                    f"<td>{esc(f.b.file)}</td><td>{qs}</td></tr>")
     out.append("</table>")
     for f in flags[:shown]:
-        out.append(f"<h3>{f.score:.2f} ({esc(f.kind)}): {esc(f.a.file)} &amp; {esc(f.b.file)}</h3>")
+        same = ", identical answers" if f.identical else ""
+        out.append(f"<h3>{f.score:.2f} ({esc(f.kind)}{same}): {esc(f.a.file)} &amp; {esc(f.b.file)}</h3>")
         fa = f.a.versus_master if f.kind == "master" else f.a.versus_class
         fb = f.b.versus_master if f.kind == "master" else f.b.versus_class
+        if f.identical:                      # the same answers: every line of them
+            fa, fb = ({q: u.fp for q, u in s.units.items()} for s in (f.a, f.b))
         for q, s, _m in f.questions:
             if s <= 0:
                 continue
             ua, ub = f.a.units.get(q), f.b.units.get(q)
+            if q not in fa or q not in fb:
+                continue
             _o, _s, (sl1, sl2) = compare_files(fa[q], fb[q])
             hits_a = ua.lines_at(sl1) if ua is not None and len(sl1) else set()
             hits_b = ub.lines_at(sl2) if ub is not None and len(sl2) else set()

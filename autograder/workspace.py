@@ -6,7 +6,6 @@ batch's cgroup (:mod:`autograder.cgroups`), and the environment of the fork serv
 """
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import sys
@@ -14,7 +13,8 @@ import tempfile
 from pathlib import Path
 
 from . import assignment as assignment_mod
-from . import cgroups, handgrading, inputs, report, sandbox
+from . import cgroups, handgrading, inputs, report, sandbox, shipped
+from .config import GradeConfig
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -34,11 +34,14 @@ def clear_outputs(out: Path, warnings: list[str]) -> None:
 
 
 class Workspace:
-    """One batch's place on this machine. ``warnings`` is the batch's list (the report shows it)."""
+    """One batch's place on this machine. ``out``: the folder this batch writes (a shard's own, or
+    ``config.out``); ``warnings`` is the batch's list (the report shows it)."""
 
-    def __init__(self, args: argparse.Namespace, asg: assignment_mod.Assignment, warnings: list[str]) -> None:
-        self.args = args
+    def __init__(self, config: GradeConfig, asg: assignment_mod.Assignment, out: Path,
+                 warnings: list[str]) -> None:
+        self.config = config
         self.asg = asg
+        self.out = out.resolve()
         self.warnings = warnings
         self.restore_modes: dict[str, int] = {}
         self.cg: cgroups.Batch | None = None
@@ -47,7 +50,7 @@ class Workspace:
 
     def make_root(self) -> None:
         """The batch's private folder (before the submissions are collected into its staging)."""
-        base = self.args.scratch or Path("/var/tmp" if os.path.isdir("/var/tmp") else tempfile.gettempdir())
+        base = self.config.scratch or Path("/var/tmp" if os.path.isdir("/var/tmp") else tempfile.gettempdir())
         base.mkdir(parents=True, exist_ok=True)
         self.root = Path(tempfile.mkdtemp(prefix="course-grade-", dir=base))
         os.chmod(self.root, 0o711)
@@ -57,14 +60,17 @@ class Workspace:
 
     def prepare(self, subs: list[inputs.Submission]) -> None:
         """The sandbox mode, the output folder, the uids, what is hidden or shown, the cgroups."""
-        args = self.args
-        requested = None if args.sandbox == "auto" else args.sandbox
+        config = self.config
+        requested = None if config.sandbox == "auto" else config.sandbox
         self.mode = sandbox.detect_mode(requested, str(self.newroot))
-        self.out = args.out.resolve()
         clear_outputs(self.out, self.warnings)
         if self.mode != "weak":
-            self.pool = sandbox.UidPool(args.workers)
+            self.pool = sandbox.UidPool(config.workers)
         self.hide = self._secret_paths()
+        # the student package as this week's release ships it: what the submission's process imports
+        self.package = shipped.write_package(self.asg.name, self.root / "package", REPO / "course")
+        self.unshipped = sorted(set(map(str, shipped.package_files(None, REPO / "course")))
+                                - set(map(str, shipped.package_files(self.asg.name, REPO / "course"))))
         self.view: list[str] = []
         if self.mode == "isolated":
             self.view = self._view_paths()
@@ -81,11 +87,13 @@ class Workspace:
             for p in self.hide:
                 if os.path.isdir(p):
                     self.restore_modes[p] = os.stat(p).st_mode & 0o7777
+            for p in self.unshipped:            # the course's answers of later weeks
+                self.restore_modes[p] = os.stat(p).st_mode & 0o7777
             sandbox.lock_down([Path(p) for p in self.restore_modes])
             self._warn_readable_inputs()
         elif self.mode == "weak":
             self.warnings.append(sandbox.MODE_NOTES["weak"])
-        self.cg = cgroups.Batch.open(f"course-grade-{os.getpid()}", workers=args.workers) \
+        self.cg = cgroups.Batch.open(f"course-grade-{os.getpid()}", workers=config.workers) \
             if os.geteuid() == 0 else None
         self.cg_note = self.cg.note if self.cg else (
             "No cgroups (" + cgroups.last_note.removeprefix("no cgroups: ") + "): memory, process and CPU "
@@ -100,18 +108,18 @@ class Workspace:
         """The uids the submissions run as, one per worker slot (negative: none, in the weak mode)."""
         if self.pool is not None:
             return list(reversed(self.pool.uids))
-        return [-1 - i for i in range(self.args.workers)]
+        return [-1 - i for i in range(self.config.workers)]
 
     # ------------------------------------------------------------ what student code sees
     def _secret_candidates(self) -> list[Path]:
         """What student code must not see (the assignment, the output, the submissions, ...)."""
         candidates = [self.asg.folder, self.out, self.staging,
-                      Path(getattr(self.args, "final_out", self.out)),     # a shard's: the merge's folder
+                      self.config.out,                  # a shard's: the merge's folder
                       REPO / ".git", REPO / "solutions", REPO / "dev", REPO / "runs",
                       REPO / "nbgrader"]          # its source notebooks hold answers and hidden tests
         candidates += [p for p in assignment_mod.PACKAGE_DIR.iterdir()
                        if p.is_dir() and p.name != "__pycache__"]
-        candidates += [Path(a) for a in self.args.submissions]
+        candidates += list(self.config.submissions)
         return [c.resolve() for c in candidates if c.exists()]
 
     def _secret_paths(self) -> list[str]:
@@ -133,12 +141,13 @@ class Workspace:
 
     def _view_paths(self) -> list[str]:
         """Isolated mode: what the new root shows besides the system folders, read-only: Python and
-        its packages, the course package and the stories text. Not the repository itself (it holds
-        the tests and the solutions), not the rest of the data cache (trained weights of the
-        solutions), nor any folder that holds something secret."""
+        its packages, the student package as this week's release ships it (:mod:`autograder.shipped`)
+        and the stories text. Not the repository itself (it holds the tests and the solutions, and
+        its course/ the answers of later weeks), not the rest of the data cache (trained weights of
+        the solutions), nor any folder that holds something secret."""
         paths = {Path(p) for p in sys.path if p and os.path.exists(p)}
         paths |= {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.base_exec_prefix),
-                  Path(sys.executable).resolve().parent, REPO / "course"}
+                  Path(sys.executable).resolve().parent, self.package}
         # the stories text only: the data cache also holds the solutions' trained weights
         stories = self.stories_file()
         if stories:
@@ -163,8 +172,8 @@ class Workspace:
         return paths
 
     def _warn_readable_inputs(self) -> None:
-        for a in self.args.submissions:
-            p = Path(a).resolve()
+        for a in self.config.submissions:
+            p = a.resolve()
             if os.stat(p).st_mode & 0o004:
                 self.warnings.append(f"{p} is readable by every user: student code may read it "
                                      "(chmod o-rwx it, or grade where mount namespaces are allowed)")

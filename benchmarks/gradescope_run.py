@@ -3,6 +3,7 @@
     python -m benchmarks.gradescope_run [NN_name ...] [--zips DIR] [--notebook solution|blank]
     python -m benchmarks.gradescope_run NN_name ... --degenerate
     python -m benchmarks.gradescope_run NN_name ... --parity
+    python -m benchmarks.gradescope_run [NN_name ...] --limits instructor/gradescope_limits.json
 
 For each notebook (default 03_attention, 08_causal, 09_gpt) it grades the built solution (or the
 blank) with ``autograder/build/NN_name-autograder.zip`` (or the zip of the same name in ``--zips``:
@@ -20,14 +21,27 @@ through the zip instead and prints each one's points against its cap; exit statu
 more (tests/test_gradescope_zip.py runs a sample of them). With ``--parity`` it grades the solution,
 the blank and every mutant (autograder/assignments/NN_name/mutants/) through the zip and through
 ``course grade`` and prints every submission whose points differ on any question; exit status 1 if one does.
+
+With ``--limits FILE`` (default: all nine notebooks) it measures what Gradescope's *Autograder
+Settings* ask for: it grades the solution and every mutant with ``course grade`` to find the
+heaviest mutant (the largest peak memory of its cgroup) and the slowest, then runs the solution and
+those through the zip as Gradescope does (namespaces refused, as by Docker's seccomp), **throttled
+to Gradescope's default half a CPU** (a cgroup CPU quota, ``--cpus``), and writes the seconds and
+peak memory of each into FILE, the data the set-up sheets of ``course build`` read
+(:mod:`instructor.gradescope_sheet`). Needs root (the cgroup) and ``course build`` first.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+import os
+import platform
 import sys
 import tempfile
 import threading
 import time
+from datetime import date
 from pathlib import Path
 
 import psutil
@@ -138,10 +152,91 @@ def parity(name: str, zips: Path) -> list[str]:
     return bad
 
 
+@contextlib.contextmanager
+def cpu_limit(cpus: float):
+    """This process (and whatever it starts) limited to ``cpus`` processors, as Gradescope allots
+    them: a CPU quota of ``cpus`` x 100 ms per 100 ms in a cgroup of its own (v1 or v2)."""
+    from autograder import cgroups
+
+    own = cgroups.own_cgroups()
+    quota, period = int(cpus * 100_000), 100_000
+    v1 = Path("/sys/fs/cgroup/cpu")
+    if (v1 / "cpu.cfs_quota_us").exists():
+        parent = v1 / own.get("cpu", "/").lstrip("/")
+        group = parent / f"gradescope-bench-{os.getpid()}"
+        group.mkdir()
+        (group / "cpu.cfs_period_us").write_text(str(period))
+        (group / "cpu.cfs_quota_us").write_text(str(quota))
+    else:
+        parent = Path("/sys/fs/cgroup") / own.get("", "/").lstrip("/")
+        group = parent / f"gradescope-bench-{os.getpid()}"
+        group.mkdir()
+        (group / "cpu.max").write_text(f"{quota} {period}")
+    (group / "cgroup.procs").write_text(str(os.getpid()))
+    try:
+        yield
+    finally:
+        (parent / "cgroup.procs").write_text(str(os.getpid()))
+        for _ in range(50):
+            try:
+                group.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
+
+
+def heaviest(name: str, folder: Path, workers: int = 2) -> tuple[str, str, dict]:
+    """Every mutant of ``name`` written into ``folder`` and graded with ``course grade``: the stems
+    of the one with the largest peak memory (its cgroup's, timings.json) and of the slowest, and
+    every row of timings.json by stem."""
+    from autograder import mutants
+
+    mutants.write_submissions(name, folder / "class")
+    mutants.grade_folder(name, folder / "class", folder / "out", workers=workers)
+    timings = json.loads((folder / "out" / "timings.json").read_text())
+    rows = {Path(r["file"]).stem: r for r in timings["submissions"]}
+    by_memory = max(rows, key=lambda k: (rows[k]["peak_memory_mb"] or 0, rows[k]["seconds"]))
+    return by_memory, max(rows, key=lambda k: rows[k]["seconds"]), rows
+
+
+def limits(names: list[str], zips: Path, dest: Path, cpus: float) -> None:
+    """Measure every notebook's solution, heaviest and slowest mutant through its zip at ``cpus``
+    processors, namespaces refused; write them into ``dest`` (keeping the other notebooks')."""
+    doc = json.loads(dest.read_text()) if dest.exists() else {"notebooks": {}}
+    prefix = [sys.executable, str(ROOT / "tests" / "no_namespaces.py")]
+    for name in names:
+        with tempfile.TemporaryDirectory(prefix="gs-limits-") as tmp:
+            memory, slow, rows = heaviest(name, Path(tmp))
+            print(f"{name}: {len(rows)} mutants under course grade; heaviest {memory} "
+                  f"({rows[memory]['peak_memory_mb']} MB), slowest {slow} ({rows[slow]['seconds']} s)",
+                  flush=True)
+            books = {"solution": BUILD / f"{name}-solution.ipynb",
+                     "heaviest mutant": Path(tmp) / "class" / f"{memory}.ipynb"}
+            if slow != memory:
+                books["slowest mutant"] = Path(tmp) / "class" / f"{slow}.ipynb"
+            entry = {}
+            for role, path in books.items():
+                with cpu_limit(cpus):
+                    row = measure(zips / f"{name}-autograder.zip", path, prefix)
+                entry[role] = {"submission": path.stem, "seconds": row["seconds"],
+                               "peak_mb": row["peak_mb"], "score": row["score"], "sandbox": row["mode"]}
+                print(f"  {role:<16} {path.stem:<48} {row['seconds']:>7} s {row['peak_mb']:>6} MB "
+                      f"score {row['score']}  ({row['mode']})", flush=True)
+        doc["notebooks"][name] = entry
+        doc.update({"about": "Gradescope's autograder settings, measured by python -m "
+                             "benchmarks.gradescope_run --limits: each notebook's solution and its "
+                             "heaviest and slowest mutants through the zip's run_autograder, namespaces "
+                             "refused (Docker's seccomp), at Gradescope's default CPU share",
+                    "cpus": cpus, "measured": date.today().isoformat(),
+                    "machine": f"{platform.machine()}, {os.cpu_count()} cores, shared"})
+        dest.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.gradescope_run",
                                 description=__doc__.split("\n")[0])
-    p.add_argument("names", nargs="*", default=list(DEFAULT))
+    p.add_argument("names", nargs="*", default=[],
+                   help=f"notebooks (default: {', '.join(DEFAULT)}; every notebook with --limits)")
     p.add_argument("--zips", type=Path, default=BUILD, help="folder of NN_name-autograder.zip")
     p.add_argument("--notebook", choices=["solution", "blank"], default="solution")
     p.add_argument("--no-namespaces", action="store_true",
@@ -150,7 +245,15 @@ def main(argv: list[str] | None = None) -> int:
                    help="the solution, blank and every mutant through the zip and through course grade")
     p.add_argument("--degenerate", action="store_true",
                    help="grade the notebooks' degenerate answers through the zip against their caps")
+    p.add_argument("--limits", type=Path, default=None, metavar="FILE",
+                   help="measure the solution, heaviest and slowest mutant at --cpus processors into FILE")
+    p.add_argument("--cpus", type=float, default=0.5, help="the CPU share for --limits (Gradescope: 0.5)")
     args = p.parse_args(argv)
+    if args.limits is not None:
+        every = [d.name for d in sorted((ROOT / "autograder" / "assignments").glob("[0-9][0-9]_*"))]
+        limits(args.names or every, args.zips, args.limits, args.cpus)
+        return 0
+    args.names = args.names or list(DEFAULT)
     if args.parity:
         bad = [line for name in args.names for line in parity(name, args.zips)]
         print("\n".join(bad) if bad else "every submission got the same points per question")

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/nbgrader_grading.py [NN_name ...] [--mutants 3] [--keep DIR]
 
-Builds a scratch copy of the nbgrader course directory (instructor/nbgrader_course.py), runs
+Builds a scratch copy of the nbgrader course directory (instructor/nbgrader/export.py), runs
 `nbgrader generate_assignment` and `nbgrader validate` (on the released, blank notebook) for each
 notebook, submits the solution, the blank and mutants (autograder/assignments/NN_name/mutants/:
 `--mutants` wrong
@@ -30,17 +30,11 @@ if str(REPO) not in sys.path:
 
 import nbformat  # noqa: E402
 
-from instructor.nbgrader_course import (  # noqa: E402
-    build_nbgrader,
-    filled_notebook,
-    nbgrader,
-    nbgrader_env,
-    pick_mutants,
-    read_export,
-    source_notebook,
-    submit,
-)
-from instructor.nbgrader_course import mutant_notebook as nbgrader_mutant  # noqa: E402
+from benchmarks.nbgrader_class import filled_notebook, pick_mutants, read_export, submit  # noqa: E402
+from benchmarks.nbgrader_class import mutant_notebook as nbgrader_mutant  # noqa: E402
+from instructor.nbgrader.commands import nbgrader, nbgrader_env  # noqa: E402
+from instructor.nbgrader.export import build_nbgrader  # noqa: E402
+from instructor.nbgrader.source import source_notebook  # noqa: E402
 
 
 def _edit_given(nb) -> tuple[str, str]:

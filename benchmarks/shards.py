@@ -13,9 +13,10 @@ Needs ``course build`` (autograder/build/NN-solution.ipynb). Measures, on this m
    start-up (process start to the first submission running: Python and torch imported, the whole
    input read, the fork server started), and the merge's wall time; the merged grades.csv must be
    the one-machine one (checked);
-3. **a merge at scale**: the shard results of (2) copied into ``--merge-rows`` rows over 16 shards
-   (renamed rows, real results) and merged with ``--no-similarity``: the merge's wall time for a
-   class of that size;
+3. **a merge at scale**: a class of ``--merge-rows`` notebooks (hard links to the small class's
+   files) and 16 shard results made of (2)'s real results (renamed, each with its row's SHA-256,
+   sealed), merged with ``--no-similarity``: the merge's wall time and peak memory for a class of
+   that size, every row checked against its file;
 4. **the cache** (``--cache-n`` submissions, at least 40, of the same assignment, with another
    week's notebook and an unreadable file among them): graded with ``--cache``, again with one
    question's test file changed, and from scratch without the cache; how many rows were reused, re-run
@@ -68,26 +69,66 @@ def per_submission(out: Path) -> float:
     return sum(s["seconds"] for s in subs) / max(1, len(subs))
 
 
-def merge_at_scale(sharded: Path, rows: int, tmp: Path) -> float:
-    """The real shard results copied into ``rows`` rows over 16 shards, then merged."""
-    docs = [json.loads(p.read_text()) for p in sorted(sharded.glob("shards/*/shard.json"))]
-    results = [r for d in docs for r in d["results"]]
-    n = 16
+def merge_at_scale(sharded: Path, subs: Path, rows: int, tmp: Path) -> tuple[float, float]:
+    """A class of ``rows`` notebooks (hard links to the small class's files) and its 16 shard results
+    (the small class's real results, renamed, with each row's SHA-256, sealed as a shard seals them),
+    merged with ``--no-similarity``: (the merge's wall time, its peak memory in MB). The merge reads
+    the whole class again and checks every row."""
+    import resource
+
+    from autograder import assignment, inputs, provenance
+    from autograder import shards as shards_mod
+    docs = [json.loads(p.read_text())["body"] for p in sorted(sharded.glob("shards/*/shard.json"))]
+    template = {r["file"]: r for d in docs for r in d["results"]}
+    names = sorted(template)
     big = tmp / "merge-scale"
+    folder = big / "class"
+    folder.mkdir(parents=True)
+    for i in range(rows):
+        name = names[i % len(names)]
+        os.link(subs / name, folder / f"student{i:05d}-{name}")
+    (big / "staging").mkdir()
+    everyone = inputs.collect([str(folder)], big / "staging")
+    hashes = provenance.content_hashes(everyone)
+    asg = assignment.load(docs[0]["assignment_folder"])
+    n = 16
+    where = shards_mod.assign(everyone, n)
+    limits = docs[0]["provenance"]["limits"]
     for k in range(n):
-        mine = []
-        for i in range(k, rows, n):
-            r = dict(results[i % len(results)])
-            r["file"] = f"student{i:05d}_{r['file']}"
-            r["stem"] = f"student{i:05d}_{r['stem']}"
-            r["figures"] = []                      # their files stay with the small class
-            mine.append(r)
-        doc = dict(docs[0], shard=k, shards=n, batch="scale", rows=[r["file"] for r in mine], results=mine)
-        (big / "shards" / f"{k}-of-{n}").mkdir(parents=True)
-        (big / "shards" / f"{k}-of-{n}" / "shard.json").write_text(json.dumps(doc))
+        mine = [s for s in everyone if where[s.file] == k]
+        results = []
+        for s in mine:
+            r = dict(template[s.file.split("-", 1)[1]], file=s.file, stem=s.stem, sha256=hashes[s.file],
+                     figures=[])
+            results.append(shards_mod.result_from_json(r))
+        out = shards_mod.shard_dir(big, k, n)
+        out.mkdir(parents=True)
+        shards_mod.write_shard(out, asg, results, dict(docs[0]["meta"]), k, n, everyone,
+                               [s.file for s in mine], limits, [str(folder)])
+    shutil.rmtree(big / "staging", ignore_errors=True)
     seconds, _ = course("merge", str(big), "--no-similarity")
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     shutil.rmtree(big)
-    return seconds
+    return seconds, peak_mb
+
+
+def balance(rows: int, n: int, seed: int = 0) -> dict:
+    """The split of a class of ``rows`` notebooks (Canvas names; students of 1 to 3 uploads, most 1)
+    into ``n`` shards: rows per shard, max/min."""
+    import random
+
+    from autograder import inputs
+    from autograder import shards as shards_mod
+    rng, subs, i = random.Random(seed), [], 0
+    while len(subs) < rows:
+        for j in range(min(rng.choice((1, 1, 1, 1, 2, 3)), rows - len(subs))):
+            name = f"student{i}_{10000 + i}_{200000 + 10 * i + j}_nb{j}.ipynb"
+            subs.append(inputs.Submission(file=name, path=None, stem=name[:-6]))
+        i += 1
+    where = shards_mod.assign(subs, n)
+    sizes = sorted(list(where.values()).count(k) for k in range(n))
+    return {"rows": rows, "students": i, "shards": n, "min": sizes[0], "max": sizes[-1],
+            "max_over_min": round(sizes[-1] / sizes[0], 3)}
 
 
 def cache_class(sol: Path, blank: Path, n: int, folder: Path) -> None:
@@ -105,7 +146,31 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--cache-n", type=int, default=40)
     p.add_argument("--skip-cache", action="store_true")
     p.add_argument("--only-cache", action="store_true", help="measure (4) alone")
+    p.add_argument("--only-balance", action="store_true", help="the split of classes of 34 and 1,000 alone")
+    p.add_argument("--only-merge", action="store_true",
+                   help="the split, and (3) after grading the class in 2 shards")
     args = p.parse_args(argv)
+    if args.only_balance or args.only_merge:
+        found = {"balance": [balance(34, 3), balance(1000, 3), balance(1000, 16)]}
+        print("shard balance (rows per shard, max/min): " + "; ".join(
+            f"{b['rows']} rows ({b['students']} students) in {b['shards']}: {b['min']}-{b['max']} "
+            f"({b['max_over_min']})" for b in found["balance"]))
+        if args.only_merge:
+            with tempfile.TemporaryDirectory(prefix="bench-merge-") as t:
+                tmp = Path(t)
+                os.chmod(tmp, 0o755)
+                name, sol, blank, _zip = find_assignment(args.assignment, tmp)
+                subs = tmp / "class"
+                synthetic_class(sol, blank, args.n, subs)
+                for k in range(2):
+                    course("grade", str(subs), "--out", str(tmp / "sharded"), "--assignment", name,
+                           "--workers", "2", "--no-progress", "--shard", f"{k}/2")
+                seconds, peak = merge_at_scale(tmp / "sharded", subs, args.merge_rows, tmp)
+                found.update(merge_rows=args.merge_rows, merge_seconds_at_scale=round(seconds, 2),
+                             merge_peak_mb_at_scale=round(peak))
+                print(f"merge of {args.merge_rows} rows from 16 shards: {seconds:.1f} s, {peak:.0f} MB")
+        print(json.dumps(found))
+        return found
     if args.only_cache:
         with tempfile.TemporaryDirectory(prefix="bench-cache-") as t:
             tmp = Path(t)
@@ -144,9 +209,10 @@ def main(argv: list[str] | None = None) -> dict:
               f"merged grades.csv equals one machine's: {same}")
         if args.merge_rows:
             found["merge_rows"] = args.merge_rows
-            found["merge_seconds_at_scale"] = round(merge_at_scale(tmp / "sharded", args.merge_rows, tmp), 2)
-            print(f"merge of {args.merge_rows} rows from 16 shards (--no-similarity): "
-                  f"{found['merge_seconds_at_scale']} s")
+            seconds, peak = merge_at_scale(tmp / "sharded", subs, args.merge_rows, tmp)
+            found["merge_seconds_at_scale"], found["merge_peak_mb_at_scale"] = round(seconds, 2), round(peak)
+            print(f"merge of {args.merge_rows} rows from 16 shards (--no-similarity; every row checked "
+                  f"against its file): {seconds:.1f} s, {peak:.0f} MB")
         if not args.skip_cache:
             found["cache"] = measure_cache(name, sol, blank, args.cache_n, tmp)
     startup = max(found["shard_startup_seconds"])

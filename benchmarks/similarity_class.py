@@ -599,6 +599,35 @@ def swap_matmul(source: str) -> str:
     return ast.unparse(ast.fix_missing_locations(S().visit(tree))) + "\n"
 
 
+SWAPPED_CALLS = {"softmax", "log_softmax", "transpose", "masked_fill", "exp", "sum", "matmul", "tril", "triu",
+                 "unsqueeze", "mean", "reshape", "view"}
+
+
+def swap_calls(source: str) -> str:
+    """Equivalent tensor calls written the other way: ``x.softmax(-1)`` as ``torch.softmax(x, -1)``
+    and back (``F.softmax`` too), ``view`` as ``reshape`` (the same tensor, always valid)."""
+    tree = ast.parse(source)
+
+    class S(ast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            f = node.func
+            if not (isinstance(f, ast.Attribute) and f.attr in SWAPPED_CALLS):
+                return node
+            attr = "reshape" if f.attr == "view" else f.attr
+            module = isinstance(f.value, ast.Name) and f.value.id in ("torch", "F")
+            if module and node.args:                     # torch.f(x, ...) -> x.f(...)
+                return ast.Call(func=ast.Attribute(value=node.args[0], attr=attr, ctx=ast.Load()),
+                                args=node.args[1:], keywords=node.keywords)
+            if not module and not (isinstance(f.value, ast.Name) and f.value.id in ("self", "nn", "np")):
+                return ast.Call(func=ast.Attribute(value=ast.Name("torch", ast.Load()), attr=attr,
+                                                   ctx=ast.Load()),
+                                args=[f.value, *node.args], keywords=node.keywords)
+            return node
+
+    return ast.unparse(ast.fix_missing_locations(S().visit(tree))) + "\n"
+
+
 DISGUISES = {
     "renamed": [rename],
     "reordered": [reorder],

@@ -6,6 +6,7 @@
     course slurm DIR --shards N --assignment NN_name SUBMISSION... [--submit]   a job array + merge job
     course kubernetes DIR --shards N --assignment NN_name --image IMAGE SUBMISSION...   an Indexed Job
     course manual DIR FILLED.csv [--gradebook CANVAS.csv]   merge hand-graded points into DIR
+    course mark DIR [--host H] [--ta NAME]...   hand grading in the browser (rubrics, several TAs)
     course pdfs DIR                  the hand-graded answers as one PDF per student (Gradescope)
     course nbgrader NN_name [--course-dir DIR]   autograde an nbgrader class with the engine
     course similarity DIR [--threshold T]   flag pairs of submissions whose answers are alike
@@ -92,10 +93,12 @@ def main(argv: list[str] | None = None) -> int:
         from .kubernetes import main as run
     elif verb == "manual":
         from .manual import main as run
+    elif verb == "mark":
+        from .mark import main as run
     elif verb == "pdfs":
         from .gradescope_pdf import main as run
     elif verb == "nbgrader":
-        from .nbgrader_grade import main as run
+        from .nbgrader.grade import main as run
     elif verb == "similarity":
         from autograder.similarity import main as run
     elif verb == "solutions":

@@ -97,8 +97,10 @@ def solutions(names: list[str]) -> bool:
 def grade(names: list[str]) -> bool:
     """Grade each assignment's solution and blank notebook; True if every grading ran and every
     notebook was graded with the status `ok`."""
+    from autograder.config import GradeConfig, GradingError
+
     from .build import BUILD, NOTEBOOKS
-    from .grade import main as run_grade
+    from .grade import grade_class
 
     _step("5. course grade: the solution and the blank notebook of every assignment")
     rows, ok = [], True
@@ -108,7 +110,11 @@ def grade(names: list[str]) -> bool:
         subs.mkdir(parents=True, exist_ok=True)
         (subs / "solution.ipynb").write_bytes((BUILD / f"{name}-solution.ipynb").read_bytes())
         (subs / "blank.ipynb").write_bytes((NOTEBOOKS / f"{name}.ipynb").read_bytes())
-        code = run_grade([str(subs), "--assignment", name, "--out", str(out), "--no-progress"])
+        try:
+            code = grade_class(GradeConfig(submissions=(subs,), assignment=name, out=out, progress=False))
+        except GradingError as exc:
+            print(f"course grade: {exc}")
+            code = exc.exit_code
         if code != 0 or not (out / "grades.csv").exists():
             print(f"course grade failed on {name} (exit status {code})")
             ok = False

@@ -36,8 +36,6 @@ TELLING = 18                        # one statement of this many nodes is enough
 _SIZES: dict[str, int] = {}         # the size of every statement seen, by its text
 KEPT_NAMES = {"self", "cls", "torch", "nn", "F", "math", "np"} | set(dir(builtins))
 _FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
-_BEGIN_SOLUTION = re.compile(r"\s*#\s*BEGIN\s+SOLUTION", re.IGNORECASE)
-_END_SOLUTION = re.compile(r"\s*#\s*END\s+SOLUTION", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -150,22 +148,6 @@ def definitions(code: str, top: bool = False) -> list[tuple[str, ast.AST]]:
 
 # ---------------------------------------------------------------- the answers, from the masters
 
-def _answer_cells(nb) -> list[str]:
-    """The code cells of a master that hold answers: tagged ``reference``, or inside a
-    ``BEGIN SOLUTION`` / ``END SOLUTION`` block."""
-    cells, inside = [], False
-    for cell in nb.cells:
-        text = masters.cell_source(cell)
-        if cell.cell_type == "raw":
-            if _BEGIN_SOLUTION.match(text):
-                inside = True
-            elif _END_SOLUTION.match(text):
-                inside = False
-        elif cell.cell_type == "code" and (inside or "reference" in masters.cell_tags(cell)):
-            cells.append(text)
-    return cells
-
-
 def answers(names: list[str] | None = None) -> list[Answer]:
     """The answers of the masters ``names`` (default: all), in course order. An answer is what the
     notebook adds: its statements less those its prompt shows and those of the earlier notebooks'
@@ -174,7 +156,10 @@ def answers(names: list[str] | None = None) -> list[Answer]:
     earlier: set[str] = set()
     for name in masters.masters():
         this_week: set[str] = set()
-        for source in _answer_cells(masters.read_master(name)):
+        for cell in masters.answer_cells(masters.read_master(name)):
+            if cell.cell_type != "code":
+                continue
+            source = masters.cell_source(cell)
             shown = {label: statements(node)
                      for label, node in definitions(masters.split_solution(source)[1], top=True)}
             for label, node in definitions(masters.answer_code(source), top=True):

@@ -1,13 +1,14 @@
-"""``course grade``: the grading engine (:mod:`autograder.grade`) with the LMS export after it.
+"""``course grade``: the grading engine (:func:`autograder.api.grade`) with the LMS export after it.
 
     course grade SUBMISSION... --assignment NN_name --out DIR [--workers N] [--timeout S] [--memory GB]
                  [--gradebook CANVAS.csv [--gradebook-column TEXT]]
 
-Everything but ``--gradebook`` is the engine's (``python -m autograder`` takes the same options).
+Everything but ``--gradebook`` is the engine's (``python -m autograder`` takes the same options,
+:mod:`autograder.grade` makes them a GradeConfig; :func:`grade_class` is the command without argv).
 With ``--gradebook``, the gradebook is checked before grading (a wrong one is a usage error, not a
 surprise after an hour of grading) and DIR/canvas_import.csv (or moodle_import.csv) is written after
 it (:mod:`instructor.lms`); the gradebook and column are kept in DIR/lms.json for ``course manual``.
-Into a folder that holds hand grades (DIR/hand_grades.json, :mod:`instructor.manual`), every hand
+Into a folder that holds hand grades (DIR/hand_grades.sqlite, :mod:`instructor.ledger`), every hand
 grade is given back to the row with the same notebook content after grading (before the export), and
 those whose notebook changed are listed, kept in the ledger; manual.csv is then written again with
 the hand grades that were given back. The students' feedback goes back through the LMS too
@@ -18,16 +19,19 @@ whatever the scores; 2 when the command line, the assignment or the gradebook is
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
+from autograder import api, shard_merge, shards
 from autograder import grade as engine
-from autograder import handgrading, shards
+from autograder.config import Gradebook, GradeConfig, GradingError
+from autograder.results import NO_NAMES, StudentNames
 
 from . import handback, lms, manual
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
+def parser() -> argparse.ArgumentParser:
     p = engine.parser("course grade")
     p.add_argument("--gradebook", type=Path, default=None,
                    help="the gradebook CSV downloaded from Canvas (or Moodle's grading worksheet): "
@@ -36,35 +40,41 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--gradebook-column", default=None, metavar="TEXT",
                    help="the gradebook's column for this assignment (its title, part of it, or its "
                         "Canvas id; default: the one whose title names the assignment)")
-    return engine.parse_args(argv, p)
+    return p
 
 
 def main(argv: list[str] | None = None) -> int:
     """``course grade``: returns 0 when the batch finished (whatever the scores), 2 on bad input."""
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-    asg = engine.load(args)
-    if asg is None:
+    p = parser()
+    args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    book = None if args.gradebook is None else Gradebook(args.gradebook, args.gradebook_column)
+    try:
+        return grade_class(engine.config_from(args, p), book)
+    except (GradingError, lms.GradebookError) as exc:
+        print(f"course grade: {exc}", file=sys.stderr)
         return 2
-    handgrading.STUDENT_NAMES.clear()
-    if args.gradebook is not None:        # a wrong gradebook is a usage error before, not after, grading
-        try:
-            lms.check_gradebook(args.gradebook, asg, args.gradebook_column)
-        except lms.GradebookError as exc:
-            print(f"course grade: {exc}", file=sys.stderr)
-            return 2
-        handgrading.STUDENT_NAMES.update(lms.student_names(args.gradebook))   # names in the report
-    outcome = engine.run(args, asg)
-    if isinstance(outcome, int):
-        return outcome
-    if args.shard is not None:            # the hand grades and the LMS export wait for the merge
-        engine.warn(outcome)
+
+
+def grade_class(config: GradeConfig, gradebook: Gradebook | None = None) -> int:
+    """``course grade`` with ``config``: the gradebook checked first (a wrong one is a usage error
+    before, not after, grading; raises :class:`instructor.lms.GradebookError`), the class graded
+    with its students' names, then (unless a shard) :func:`after_grading`."""
+    if gradebook is not None:
+        lms.check_gradebook(gradebook.path, api.load_assignment(config.assignment), gradebook.column)
+        config = dataclasses.replace(config, student_names=lms.student_names(gradebook.path),
+                                     gradebook=gradebook)
+    outcome = api.grade(config)
+    if config.shard is not None:          # the hand grades and the LMS export wait for the merge
+        api.warn(outcome)
         return 0
-    return after_grading(outcome, args.gradebook, args.gradebook_column)
+    return after_grading(outcome, gradebook)
 
 
-def after_grading(outcome: engine.Outcome, gradebook: Path | None, column: str | None) -> int:
+def after_grading(outcome: api.Outcome, gradebook: Gradebook | None) -> int:
     """What follows a graded class in its output folder (one machine's or merged shards'): the hand
     grades given back, the gradebook remembered, the LMS import written."""
+    column = gradebook.column if gradebook else None
+    book = gradebook.path if gradebook else None
     try:
         for line in manual.reapply(outcome.out):    # hand grades are never lost to a re-grade
             print(line)
@@ -76,25 +86,26 @@ def after_grading(outcome: engine.Outcome, gradebook: Path | None, column: str |
     try:
         for line in handback.write(outcome.out):       # canvas_feedback.zip, for Re-Upload Submissions
             print(line)
-        lms.remember(outcome.out, gradebook, column)
+        lms.remember(outcome.out, book, column)
     except OSError as exc:
         print(f"course grade: cannot write {outcome.out / lms.LMS_META}: {exc.strerror}", file=sys.stderr)
         return 2
-    if gradebook is not None:
+    if book is not None:
         try:
-            for line in lms.export(outcome.out, gradebook, column):
+            for line in lms.export(outcome.out, book, column):
                 print(line)
         except lms.GradebookError as exc:
             print(f"course grade: {exc}", file=sys.stderr)
             return 2
-    engine.warn(outcome)
+    api.warn(outcome)
     return 0
 
 
 def merge_main(argv: list[str] | None = None) -> int:
     """``course merge OUT [SHARD_DIR...]``: the shards of ``course grade --shard K/N`` into OUT, as
     one machine's ``course grade --out OUT`` writes it (hand grades given back, LMS import). Exit 0
-    when merged, 1 when a shard is missing (nothing written), 2 on bad input."""
+    when merged; nothing is written otherwise: 1 when a shard is missing (``--wait``: try again until
+    none is), 3 when one failed for good, 2 when the shards do not match the files or the grader."""
     p = argparse.ArgumentParser(
         prog="course merge",
         description="Combine the shard results of `course grade ... --shard K/N` (OUT/shards/K-of-N) "
@@ -107,23 +118,40 @@ def merge_main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-similarity", action="store_true", help="no similarity flags")
     p.add_argument("--gradebook", type=Path, default=None, help="as for course grade")
     p.add_argument("--gradebook-column", default=None, metavar="TEXT", help="as for course grade")
+    p.add_argument("--shards", type=int, default=None, metavar="N",
+                   help="merge the N shards OUT/shards/K-of-N (default: the complete set there)")
+    p.add_argument("--wait", action="store_true",
+                   help="while shards are missing or unfinished, try again every --poll seconds; stop "
+                        "(exit 3) when one failed for good (as the Kubernetes merge Job runs it)")
+    p.add_argument("--poll", type=float, default=20.0, help="seconds between tries with --wait (default 20)")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
-    gradebook, column = args.gradebook, args.gradebook_column
+    if args.shards is not None and args.shards < 1:
+        p.error("--shards must be at least 1")
+    if args.wait:                          # the shards still run (a Kubernetes merge Job starts with them)
+        try:
+            shard_merge.wait(args.out.resolve(), args.shard_dirs, args.shards, args.poll)
+        except shards.ShardError as exc:
+            print(f"course merge: {exc}", file=sys.stderr)
+            return exc.exit_code
+    gradebook = None if args.gradebook is None else Gradebook(args.gradebook, args.gradebook_column)
     if gradebook is None:                  # the shards' own --gradebook
-        found = shards.gradebook_of(args.out.resolve(), args.shard_dirs)
+        found = shard_merge.gradebook_of(args.out.resolve(), args.shard_dirs)
         if found is not None:
-            gradebook, column = Path(found[0]), column or found[1]
-    handgrading.STUDENT_NAMES.clear()
+            gradebook = Gradebook(Path(found[0]), args.gradebook_column or found[1])
+    names: StudentNames = NO_NAMES
     if gradebook is not None:              # names in the report, as course grade puts them there
         try:
-            handgrading.STUDENT_NAMES.update(lms.student_names(gradebook))
+            names = lms.student_names(gradebook.path)
         except (lms.GradebookError, OSError) as exc:
             print(f"course merge: {exc}", file=sys.stderr)
             return 2
-    outcome = engine.merge(args.out, args.shard_dirs, args.assignment, args.no_similarity)
-    if isinstance(outcome, int):
-        return outcome
-    return after_grading(outcome, gradebook, column)
+    try:
+        outcome = api.merge(out=args.out, shard_dirs=args.shard_dirs, assignment=args.assignment,
+                            n=args.shards, similarity=not args.no_similarity, student_names=names)
+    except GradingError as exc:
+        print(f"course merge: {exc}", file=sys.stderr)
+        return exc.exit_code
+    return after_grading(outcome, gradebook)
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ from pathlib import Path
 from autograder import handgrading
 from autograder.assignment import load
 from autograder.csvcells import FORMULA_START, clean, csv_text, text_cell
-from autograder.results import Result, num, student_id
+from autograder.results import Result, num, student_id, student_name
 
 from . import lms
 
@@ -76,7 +76,7 @@ def load_results(out: Path) -> list[Result]:
         doc = json.loads(path.read_text(encoding="utf-8"))
         results.append(Result(
             file=doc["file"], stem=path.stem, status=doc.get("grading_status", ""),
-            answers=doc.get("manual_answers") or {},
+            answers=doc.get("manual_answers") or {}, notebook_note=str(doc.get("notebook_note") or ""),
             figures=[(int(f["cell"]), str(f["file"])) for f in doc.get("figures", [])],
             figure_notes=[(int(f["cell"]), str(f["note"])) for f in doc.get("figure_notes", [])],
             cell_errors=[e for e in doc.get("cell_errors") or [] if isinstance(e, dict)],
@@ -84,16 +84,17 @@ def load_results(out: Path) -> list[Result]:
     return sorted(results, key=lambda r: r.file)
 
 
-def student_html(out: Path, assignment: str, questions: list, prompts: dict[str, str], r: Result) -> str:
-    """One student's manual answers, one question per page (the hand-grading page's pieces)."""
+def student_html(out: Path, assignment: str, questions: list, prompts: dict[str, str], r: Result,
+                 name: str = "") -> str:
+    """One student's manual answers, one question per page (the hand-grading page's pieces);
+    ``name``: the student's, when the gradebook gives it."""
     esc = html.escape
     parts = ["<!doctype html><html><head><meta charset='utf-8'>",
              f"<meta http-equiv='Content-Security-Policy' content=\"{handgrading.CSP}\">",
              f"<title>{esc(assignment)}: {esc(r.file)}</title>",
              f"<style>{handgrading.STYLE}{PAGE_STYLE}</style></head><body>",
              f"<section class='cover'><h1>{esc(assignment)}: answers graded by hand</h1>",
-             *([f"<p><b>{esc(handgrading.student_name(r.file))}</b></p>"]
-               if handgrading.student_name(r.file) else []),
+             *([f"<p><b>{esc(name)}</b></p>"] if name else []),
              f"<p>{esc(r.file)}</p><p>id {esc(student_id(r.file)) or '-'}</p><ol>"]
     parts += [f"<li>page {k}: {esc(q.name)} ({num(q.points)} points)</li>"
               for k, q in enumerate(questions, 2)]
@@ -101,7 +102,7 @@ def student_html(out: Path, assignment: str, questions: list, prompts: dict[str,
     for q in questions:
         parts.append(f"<section class='page'><h2>{esc(q.name)} ({num(q.points)} points)</h2>")
         parts.append(handgrading.prompt_html(prompts.get(q.name, "")))
-        parts.append(handgrading.answer_html(out, q.name, r, None, q.points))
+        parts.append(handgrading.answer_html(out, q.name, r, None, q.points, name))
         parts.append("</section>")
     parts.append("</body></html>\n")
     return "".join(parts)
@@ -159,9 +160,7 @@ def write_pdfs(out: Path, dest: Path, chromium: str, assignment: str | None = No
     info = json.loads((out / "questions.json").read_text(encoding="utf-8"))
     asg = load(assignment or info["assignment"])
     book, _column = lms.remembered(out)               # the students' names, from the gradebook
-    handgrading.STUDENT_NAMES.clear()
-    if book is not None and book.exists():
-        handgrading.STUDENT_NAMES.update(lms.student_names(book))
+    names = lms.student_names(book) if book is not None and book.exists() else {}
     questions = [q for q in asg.questions if q.manual]
     if not questions:
         raise SystemExit(f"{asg.name} has no questions graded by hand")
@@ -174,8 +173,8 @@ def write_pdfs(out: Path, dest: Path, chromium: str, assignment: str | None = No
             pdf = dest / pdf_name(r.stem, used)
             try:
                 page = tmp_path / f"{r.stem}.html"
-                page.write_text(student_html(out, asg.name, questions, prompts, r), encoding="utf-8",
-                                errors="replace")
+                html_text = student_html(out, asg.name, questions, prompts, r, student_name(r.file, names))
+                page.write_text(html_text, encoding="utf-8", errors="replace")
                 print_pdf(chromium, page, pdf, tmp_path / "profile")
                 pages = page_count(pdf)
             except (PdfError, OSError) as exc:            # one student's PDF, never the class's

@@ -110,9 +110,15 @@ def canvas_zip(out: Path, pending: dict[Path, bytes] | None = None) -> tuple[Pat
         for name, data in entries:
             z.writestr(zipfile.ZipInfo(name, ZIP_TIME), data, zipfile.ZIP_DEFLATED)
     dest = out / CANVAS_ZIP
-    return dest, buf.getvalue(), [f"{dest}: {len(entries)} students' feedback, to hand back with Canvas's "
-                                  "Submissions -> Re-Upload Submissions (each file becomes a comment on "
-                                  "that student's submission)"]
+    return dest, buf.getvalue(), [f"{dest}: {count(len(entries), 'file')} for "
+                                  f"{count(len({canvas_reads(n)[0] for n, _d in entries}), 'student')}"
+                                  ", to hand back with Canvas's Submissions -> Re-Upload Submissions "
+                                  "(each file becomes a comment on that student's submission)"]
+
+
+def count(n: int, what: str) -> str:
+    """``1 file``, ``13 files``: a count that says what it counts."""
+    return f"{n} {what}{'' if n == 1 else 's'}"
 
 
 def comments_by_file(out: Path, pending: dict[Path, bytes] | None = None) -> dict[str, str]:

@@ -29,7 +29,9 @@ when they differ, or when some of that student's notebooks were not graded (over
 gradebook cell stays as it is) and the terminal lists the rows under ``HELD``, for the instructor
 to decide. Exporting the best row would let one upload carry a guess per answer of a question and
 keep whichever was right. A student with another week's notebook (``wrong notebook: ...``, not run)
-is held the same way: a 0 in the gradebook would be a grade nobody gave. So is a student with a row
+is held the same way: a 0 in the gradebook would be a grade nobody gave; so is a student whose
+upload nobody could read (``unreadable notebook: not valid JSON``, ``rejected upload: ...``: a
+failed upload is just as uncertain). So is a student with a row
 whose code the rules flagged (``suspicious code: ...``): its points wait for a person to read the code
 (the Gradescope zip holds the same total, :func:`autograder.gradescope.results_json`).
 
@@ -49,7 +51,7 @@ from typing import Any
 
 from autograder.csvcells import CsvRowError, cell_text, csv_text, read_spreadsheet, read_table
 from autograder.inputs import MAX_STUDENT_NOTEBOOKS, lms_id
-from autograder.report import is_flagged, is_wrong_notebook
+from autograder.report import is_flagged, is_unreadable, is_wrong_notebook
 
 from . import handback
 
@@ -182,6 +184,7 @@ def graded_rows(out: Path, table: list[list[str]] | None = None
     not_graded: dict[Student, list[str]] = defaultdict(list)
     wrong: dict[Student, list[str]] = defaultdict(list)
     flagged: dict[Student, list[str]] = defaultdict(list)
+    unreadable: dict[Student, list[str]] = defaultdict(list)
     notes: list[str] = []
     no_id, skipped, partial, not_ok = [], [], [], []
     for row in rows:
@@ -203,6 +206,9 @@ def graded_rows(out: Path, table: list[list[str]] | None = None
         if is_flagged(status):
             flagged[found].append(file)
             continue
+        if is_unreadable(status):
+            unreadable[found].append(file)
+            continue
         if status != "ok":
             not_ok.append(file)
         final = row.get("final_points_earned", "").strip()
@@ -215,12 +221,12 @@ def graded_rows(out: Path, table: list[list[str]] | None = None
         students[found].append((points, file))
     chosen: dict[Student, tuple[float, str]] = {}
     held: list[str] = []
-    for who in sorted(set(students) | set(not_graded) | set(wrong) | set(flagged)):
-        grade = (None if who in wrong or who in flagged
+    for who in sorted(set(students) | set(not_graded) | set(wrong) | set(flagged) | set(unreadable)):
+        grade = (None if who in wrong or who in flagged or who in unreadable
                  else one_grade(students.get(who, []), not_graded.get(who, [])))
         if grade is None:
             held.append(held_line(who, students.get(who, []), not_graded.get(who, []),
-                                  wrong.get(who, []), flagged.get(who, [])))
+                                  wrong.get(who, []), flagged.get(who, []), unreadable.get(who, [])))
         else:
             chosen[who] = grade
     if no_id:
@@ -246,10 +252,11 @@ def one_grade(rows: list[tuple[float, str]], not_graded: list[str]) -> tuple[flo
 
 
 def held_line(who: Student, rows: list[tuple[float, str]], not_graded: list[str],
-              wrong: list[str] = (), flagged: list[str] = ()) -> str:
+              wrong: list[str] = (), flagged: list[str] = (), unreadable: list[str] = ()) -> str:
     """One held student, for the terminal: the id and every row with its points."""
     parts = [f"{file} ({fmt(points)} points)" for points, file in sorted(rows, key=lambda t: t[1])]
     parts += [f"{file} (another week's notebook, not run)" for file in sorted(wrong)]
+    parts += [f"{file} (an unreadable upload, not run)" for file in sorted(unreadable)]
     parts += [f"{file} (suspicious code: read it first)" for file in sorted(flagged)]
     if not_graded:
         parts.append(f"{len(not_graded)} more notebooks not graded (over {MAX_STUDENT_NOTEBOOKS} from "
@@ -313,8 +320,9 @@ def held_lines(held: list[str]) -> list[str]:
     if not held:
         return []
     return [f"HELD: {len(held)} students have several rows whose points differ (or notebooks not "
-            "graded, another week's notebook, or code the rules flagged): none is exported for them, "
-            "their gradebook cells stay as they are; read their rows and enter the grade yourself:"
+            "graded, another week's notebook, an unreadable upload, or code the rules flagged): none is "
+            "exported for them, their gradebook cells stay as they are; read their rows and enter the "
+            "grade yourself:"
             ] + [f"  {line}" for line in held]
 
 

@@ -3,7 +3,7 @@
 ``course grade`` writes the pages and the CSV to fill in (:mod:`autograder.handgrading`). This
 command checks every number against its question's points, writes the points into ``grades.csv``
 (the manual columns, ``manual_points_earned``, ``final_points_earned``), adds them and the comment
-to each student's ``feedback/<stem>.md``, keeps them in the folder's ledger ``hand_grades.json``,
+to each student's ``feedback/<stem>.md``, keeps them in the folder's ledger ``hand_grades.sqlite``,
 and rewrites the LMS import: the gradebook given with ``--gradebook``, else the one the grading run
 was given (``DIR/lms.json``, :func:`instructor.lms.remembered`). A blank cell leaves that grade (and
 a blank comment that comment) as it was, so several people can fill in parts and merge in turn.
@@ -13,13 +13,16 @@ its column); then every file is written to a temporary file beside it, and only 
 written are they renamed into place. On any mistake nothing in DIR changes, the exit code is 1
 (2 for a gradebook that cannot be filled in) and the message says where the mistake is.
 
-**The ledger** (``DIR/hand_grades.json``, written the same way) is never removed by ``course
+**The ledger** (``DIR/hand_grades.sqlite``, :mod:`instructor.ledger`) is never removed by ``course
 grade``. Each hand grade in it belongs to a submission's content (SHA-256 of the notebook's bytes as
-submitted, ``results/<stem>.json``'s ``sha256``), its row name and a question: ``{"sha256",
-"file", "question", "points", "when"}``; a row's comment is an entry whose ``question`` is ``""``
-and which holds ``comment`` instead of ``points``. ``course grade --out DIR`` into a folder with a
-ledger gives every hand grade back to the row with the same content (:func:`reapply`) and lists,
-never drops, those whose notebook changed since they were given.
+submitted, ``results/<stem>.json``'s ``sha256``), its row name and a question; a row's comment is
+an entry whose question is ``""``. ``course mark`` grades into the same ledger (rubric items,
+several TAs at once), so a CSV and the browser are two ways into one set of grades: a CSV cell
+left as ``manual.csv`` was pre-filled is no change, and everything this command writes comes
+from the ledger. ``course grade --out DIR`` into a folder with a ledger gives every hand grade
+back to the row with the same content (:func:`reapply`) and lists, never drops, those whose
+notebook changed since they were given. The ledger's change is committed only once every file is
+written.
 """
 from __future__ import annotations
 
@@ -29,7 +32,6 @@ import json
 import math
 import os
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
 from autograder import feedback, handgrading
@@ -45,13 +47,15 @@ from autograder.csvcells import (
 )
 from autograder.inputs import lms_id
 from autograder.report import is_wrong_notebook
-from autograder.results import EXTRA_COLUMNS, num, student_id
+from autograder.results import EXTRA_COLUMNS, NO_NAMES, num, student_id
 
 from . import handback, lms
+from .gradescope_pdf import load_results
+from .ledger import COMMENT, DB, Key, Ledger, LedgerError
 
 MARKER = "<!-- graded by hand: written by course manual -->"
-LEDGER = "hand_grades.json"
-COMMENT = ""                     # the ledger's question of a row's comment
+LEDGER = DB                      # the folder's hand-grade ledger (instructor.ledger)
+WHO = "course manual"
 
 
 class ManualError(ValueError):
@@ -111,28 +115,19 @@ class Folder:
         return self.shas.get(self.files[i], "")
 
 
-Key = tuple[str, str, str]              # (sha256, file, question)
-
-
 def load_ledger(out: Path) -> dict[Key, dict]:
-    """``out/hand_grades.json`` as {(sha256, file, question): entry}; {} when there is none."""
-    path = out / LEDGER
+    """The ledger's hand grades and comments as {(sha256, file, question): entry}; {} when the
+    folder has none (:meth:`instructor.ledger.Ledger.entries`)."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        entries = doc["grades"]
-        return {(str(e["sha256"]), str(e["file"]), str(e["question"])): e for e in entries}
-    except FileNotFoundError:
+        ledger = Ledger.existing(out)
+    except LedgerError as exc:
+        raise ManualError(str(exc)) from None
+    if ledger is None:
         return {}
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ManualError(f"{path} cannot be read ({exc}): nothing changed; restore it from a "
-                          "backup or move it away") from None
-
-
-def ledger_bytes(assignment: str, ledger: dict[Key, dict]) -> bytes:
-    doc = {"about": "hand grades given with course manual, by the notebook's content (sha256) and "
-                    "question; course grade --out into this folder gives them back",
-           "assignment": assignment, "grades": [ledger[k] for k in sorted(ledger)]}
-    return (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+    try:
+        return ledger.entries()
+    finally:
+        ledger.close()
 
 
 def match(folder: Folder, ledger: dict[Key, dict]
@@ -172,10 +167,6 @@ def match(folder: Folder, ledger: dict[Key, dict]
         else:
             missed.append(("not in this run", key))
     return applied, missed
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def _comment(text: str) -> str:
@@ -249,12 +240,34 @@ def _read_filled(folder: Folder, filled: Path
 
 
 class Plan:
-    """What a merge or a re-apply will write: {path: bytes}, grades.csv's new rows, lines to print."""
+    """What a merge or a re-apply will write: {path: bytes, or a temporary file already written
+    beside it}, grades.csv's new rows, lines to print."""
 
-    def __init__(self) -> None:
-        self.files: dict[Path, bytes] = {}
+    def __init__(self, ledger: Ledger | None = None) -> None:
+        self.files: dict[Path, bytes | Path] = {}
         self.table: list[list[str]] = []
         self.lines: list[str] = []
+        self.ledger = ledger            # its transaction is committed once the files are written
+
+    def finish(self) -> None:
+        """Write every file, then commit the ledger's change (none of either on a failure)."""
+        try:
+            write_all(self.files)
+            if self.ledger is not None:
+                self.ledger.commit()
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        """Remove the temporary files of a plan that will not be written (or was: none is left), and
+        roll the ledger's change back if it was not committed."""
+        for data in self.files.values():
+            if isinstance(data, Path):
+                data.unlink(missing_ok=True)
+        if self.ledger is not None:
+            self.ledger.rollback()
+            self.ledger.forget()
+            self.ledger = None
 
 
 def _apply(folder: Folder, ledger: dict[Key, dict], plan: Plan) -> tuple[int, list[tuple[str, Key]], int]:
@@ -264,11 +277,13 @@ def _apply(folder: Folder, ledger: dict[Key, dict], plan: Plan) -> tuple[int, li
     header, body, manual_qs = folder.header, [list(r) for r in folder.body], folder.manual_qs
     applied, missed = match(folder, ledger)
     comments: dict[int, str] = {}
+    notes: dict[tuple[int, str], list[str]] = {}
     for (i, q), entry in applied.items():
         if q == COMMENT:
             comments[i] = str(entry.get("comment", ""))
         else:
             body[i][header.index(q)] = num(float(entry["points"]))
+            notes[(i, q)] = [str(n) for n in entry.get("notes", [])]
     col = {name: header.index(name) for name in [*manual_qs, "total_points_earned", *EXTRA_COLUMNS]}
     complete = 0
     for row in body:
@@ -282,31 +297,54 @@ def _apply(folder: Folder, ledger: dict[Key, dict], plan: Plan) -> tuple[int, li
             row[col["manual_points_earned"]] = row[col["final_points_earned"]] = ""
     plan.table = [header, *body]
     plan.files[folder.out / "grades.csv"] = csv_text(plan.table).encode("utf-8")
-    plan.files.update(_feedback(folder, body, comments))
+    plan.files.update(_feedback(folder, body, comments, notes))
+    given = {(folder.files[i], q): float(row[col[q]]) for i, row in enumerate(body) for q in manual_qs
+             if row[col[q]].strip()}
+    try:                                  # the pages name the students as the grading run did
+        book, _column = lms.remembered(folder.out)
+    except lms.GradebookError:
+        book = None
+    names = lms.student_names(book) if book is not None and book.exists() else NO_NAMES
+    plan.files.update(handgrading.rewrite_pages(folder.out, folder.spec, load_results(folder.out), given,
+                                                names))
     return complete, missed, sum(1 for (_i, q) in applied if q != COMMENT)
 
 
 def merge_plan(out: Path, filled: Path) -> Plan:
-    """Everything a merge of ``filled`` writes, checked and computed; nothing written yet."""
+    """Everything a merge of ``filled`` writes, checked and computed; nothing written yet (the
+    ledger's change waits in an open transaction for :meth:`Plan.finish`)."""
     folder = Folder(out)
     if not folder.manual_qs:
         raise ManualError(f"{folder.spec['assignment']} has no question graded by hand")
     updates, comments, notes = _read_filled(folder, filled)
-    ledger = load_ledger(out)
-    when = _now()
-    for i, values in updates.items():
-        for q, v in values.items():
-            ledger[(folder.sha(i), folder.files[i], q)] = {
-                "sha256": folder.sha(i), "file": folder.files[i], "question": q, "points": v, "when": when}
-    for i, text in comments.items():
-        ledger[(folder.sha(i), folder.files[i], COMMENT)] = {
-            "sha256": folder.sha(i), "file": folder.files[i], "question": COMMENT, "comment": text,
-            "when": when}
-    # a folder merged before the ledger existed: what grades.csv holds stays where the ledger is silent
-    plan = Plan()
-    complete, _missed, _n = _apply(folder, ledger, plan)
-    plan.files[out / LEDGER] = ledger_bytes(folder.spec["assignment"], ledger)
-    n = sum(len(v) for v in updates.values())
+    try:
+        ledger = Ledger(out)
+    except LedgerError as exc:
+        raise ManualError(str(exc)) from None
+    plan = Plan(ledger)
+    try:
+        ledger.begin()
+        baseline = ledger.baseline()
+        current = ledger.entries()
+        applied, _missed = match(folder, current)
+        n = 0
+        for i, values in updates.items():
+            for q, v in values.items():
+                if baseline.get((folder.files[i], q)) == num(v):
+                    continue                         # as manual.csv was pre-filled: not typed here
+                key = applied[(i, q)] if (i, q) in applied else (folder.sha(i), folder.files[i], q)
+                n += ledger.set_points(_key(key), v, WHO)
+        for i, text in comments.items():
+            key = applied.get((i, COMMENT)) or (folder.sha(i), folder.files[i], COMMENT)
+            ledger.set_comment(_key(key), text, WHO)
+        # a folder merged before the ledger existed: what grades.csv holds stays where the ledger is silent
+        complete, _missed, _n = _apply(folder, ledger.entries(), plan)
+    except LedgerError as exc:
+        plan.discard()
+        raise ManualError(str(exc)) from None
+    except BaseException:
+        plan.discard()
+        raise
     plan.lines = [f"merged {n} grades from {filled} into {out / 'grades.csv'}: "
                   f"{complete} of {len(folder.body)} rows have every hand-graded question "
                   f"({', '.join(folder.manual_qs)})",
@@ -315,9 +353,16 @@ def merge_plan(out: Path, filled: Path) -> Plan:
     return plan
 
 
-def reapply_plan(out: Path) -> Plan | None:
+def _key(entry: dict | Key) -> Key:
+    """The ledger's key of an entry :func:`match` applied (or a key already)."""
+    if isinstance(entry, tuple):
+        return entry
+    return (str(entry["sha256"]), str(entry["file"]), str(entry["question"]))
+
+
+def reapply_plan(out: Path, exported: bool = False) -> Plan | None:
     """After a re-grade: the ledger's hand grades given back to the rows with the same content;
-    None when the folder has no ledger."""
+    None when the folder has no ledger (``exported``: an export, not a re-grade, says so)."""
     ledger = load_ledger(out)
     if not ledger:
         return None
@@ -327,7 +372,7 @@ def reapply_plan(out: Path) -> Plan | None:
     applied, _ = match(folder, ledger)
     who = {lms_id(folder.files[i]) or folder.files[i] for (i, q) in applied if q != COMMENT}
     n_comments = sum(1 for (_i, q) in applied if q == COMMENT)
-    line = f"kept {n} hand grades of {len(who)} students"
+    line = f"{'wrote' if exported else 'kept'} {n} hand grades of {len(who)} students"
     if n_comments:
         line += f" and {n_comments} comments"
     line += f" ({out / LEDGER})"
@@ -356,27 +401,37 @@ def prefill(out: Path) -> list[str]:
     applied, _missed = match(folder, ledger)
     qs = list(folder.manual_qs)
     rows = [["file", "id", *qs, "comment", "key"]]
-    col = {name: folder.header.index(name) for name in qs}
     order = sorted(range(len(folder.files)), key=lambda i: folder.files[i])
     for i in order:
         entry = applied.get((i, COMMENT))
         comment = str(entry.get("comment", "")) if entry else ""
         rows.append([text_cell(folder.files[i]), student_id(folder.files[i]),
-                     *[folder.body[i][col[q]] if (i, q) in applied else "" for q in qs],
+                     *[num(float(applied[(i, q)]["points"])) if (i, q) in applied else "" for q in qs],
                      text_cell(comment), file_key(folder.files[i])])
     data = csv_text(rows).encode("utf-8")
-    write_all({out / "manual.csv": data,
-               out / PREFILLED: (hashlib.sha256(data).hexdigest() + "\n").encode("ascii")})
+    ledger = Ledger(out)
+    try:
+        with ledger.transaction():
+            ledger.set_baseline({(folder.files[i], q): num(float(applied[(i, q)]["points"]))
+                                 for (i, q) in applied if q != COMMENT})
+            write_all({out / "manual.csv": data,
+                       out / PREFILLED: (hashlib.sha256(data).hexdigest() + "\n").encode("ascii")})
+    finally:
+        ledger.close()
     n = sum(1 for (_i, q) in applied if q != COMMENT)
     return [f"{out / 'manual.csv'} holds the {n} hand grades given back: fill in the rest"]
 
 
-def write_all(files: dict[Path, bytes]) -> None:
-    """Every file to a temporary file beside it first; only when all are written, each renamed
-    into place. A failure before the renames leaves every file as it was."""
+def write_all(files: dict[Path, bytes | Path]) -> None:
+    """Every file to a temporary file beside it first (a value that is a path is that temporary
+    file, already written); only when all are written, each renamed into place. A failure before
+    the renames leaves every file as it was."""
     temps: list[tuple[Path, Path]] = []
     try:
         for path, data in files.items():
+            if isinstance(data, Path):
+                temps.append((data, path))
+                continue
             tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
             temps.append((tmp, path))
             tmp.write_bytes(data)
@@ -392,7 +447,7 @@ def write_all(files: dict[Path, bytes]) -> None:
 def merge(out: Path, filled: Path) -> list[str]:
     """Merge a filled-in CSV into ``out`` (see the module's docstring); the lines to print."""
     plan = merge_plan(out, filled)
-    write_all(plan.files)
+    plan.finish()
     return plan.lines
 
 
@@ -401,7 +456,7 @@ def reapply(out: Path) -> list[str]:
     plan = reapply_plan(out)
     if plan is None:
         return []
-    write_all(plan.files)
+    plan.finish()
     return plan.lines
 
 
@@ -420,7 +475,8 @@ def _find_row(key: str, cell: str, by_key: dict[str, int], by_name: dict[str, in
 TOTAL = "**Total: "                # the feedback's line of the final total (autograder.feedback)
 
 
-def _feedback(folder: Folder, body: list[list[str]], comments: dict[int, str]) -> dict[Path, bytes]:
+def _feedback(folder: Folder, body: list[list[str]], comments: dict[int, str],
+              notes: dict[tuple[int, str], list[str]] | None = None) -> dict[Path, bytes]:
     """Each student's feedback with (a new) section holding the hand-graded points and the comment,
     and, once every hand-graded question has its points, the final total under the title; rendered
     again as ``feedback/<stem>.html``. Another week's notebook keeps its feedback as it is (it was
@@ -440,17 +496,22 @@ def _feedback(folder: Folder, body: list[list[str]], comments: dict[int, str]) -
             if line.startswith(TOTAL):                          # the total of an earlier merge
                 del top[k:k + 2]
                 break
+        top = [line for line in top if not line.startswith(feedback.BY_HAND)]
         graded = [(q, row[header.index(q)]) for q in manual_qs if row[header.index(q)].strip()]
         final = row[header.index("final_points_earned")].strip()
+        at = next((k for k, line in enumerate(top) if line.startswith("Automatically graded")), 1)
         if final and len(graded) == len(manual_qs):
             auto = float(row[header.index("total_points_earned")])
             by_hand = sum(float(v) for _q, v in graded)
-            at = next((k for k, line in enumerate(top) if line.startswith("Automatically graded")), 1)
             top[at:at] = [feedback.total_line(auto, auto_max, by_hand, sum(manual_qs.values())), ""]
+        else:                                      # not in a total yet: say which are graded by hand
+            top.insert(at + 1, feedback.by_hand_line(list(manual_qs)))
         text = "\n".join(top) + "\n"
         if graded or i in comments:
             lines = ["", MARKER, "", "## Graded by your instructor", ""]
-            lines += [f"- {q}: {v} / {num(manual_qs[q])}" for q, v in graded]
+            for q, v in graded:
+                lines.append(f"- {q}: {v} / {num(manual_qs[q])}")
+                lines += ["  - " + note.replace("\n", "\n    ") for note in (notes or {}).get((i, q), [])]
             if i in comments:
                 lines += ["", "Comment: " + comments[i]]
             text += "\n".join(lines) + "\n"
@@ -459,6 +520,42 @@ def _feedback(folder: Folder, body: list[list[str]], comments: dict[int, str]) -
             title = f"{folder.spec['assignment']}: {folder.files[i]}"
             files[path.with_suffix(".html")] = feedback.page_html(text, title).encode("utf-8")
     return files
+
+
+def export_plan(out: Path, filled: Path | None = None, book: Path | None = None,
+                column: str | None = None) -> Plan:
+    """Everything hand grading writes, from the ledger (with ``filled`` merged into it first):
+    grades.csv, the feedback, the pages, canvas_feedback.zip and, with a gradebook, the LMS import
+    and lms.json; checked and computed, nothing written yet (:meth:`Plan.finish` writes it)."""
+    plan = merge_plan(out, filled) if filled is not None else (reapply_plan(out, exported=True) or Plan())
+    try:
+        made = handback.canvas_zip(out, plan.files)    # the feedback as it is about to be
+        if made is not None and plan.files:
+            plan.files[made[0]] = made[1]
+            plan.lines += made[2]
+        if book is not None:
+            if not book.exists():
+                raise lms.GradebookError(f"the gradebook {book} (of the grading run) is not there: "
+                                         "give it with --gradebook")
+            dest, data, lines = lms.render(out, book, column, plan.table or None, plan.files)
+            plan.files[dest] = data
+            plan.lines += lines
+            doc = {"gradebook": str(book.resolve()), "gradebook_column": column}
+            plan.files[out / lms.LMS_META] = (json.dumps(doc, indent=1, ensure_ascii=False)
+                                              + "\n").encode("utf-8")
+    except BaseException:
+        plan.discard()
+        raise
+    return plan
+
+
+def export(out: Path) -> list[str]:
+    """The ledger into every file of ``out`` (``course mark``'s Export): with the gradebook and
+    column of the grading run (lms.json), when it had one; the lines to print."""
+    book, column = lms.remembered(out)
+    plan = export_plan(out, None, book, column)
+    plan.finish()
+    return plan.lines or [f"{out / LEDGER} holds no hand grade yet: nothing to write"]
 
 
 # ---------------------------------------------------------------- the command
@@ -479,6 +576,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="the gradebook's column for this assignment (default: the one course grade "
                         "was given with that gradebook, else the one naming it)")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    written: list[Plan] = []
     try:
         book, column = lms.remembered(args.out)
         if args.gradebook is not None:
@@ -488,28 +586,18 @@ def main(argv: list[str] | None = None) -> int:
             column = args.gradebook_column
         if args.filled is None and book is None:
             p.error("give FILLED.csv, --gradebook, or both (DIR has no gradebook of its grading run)")
-        plan = merge_plan(args.out, args.filled) if args.filled is not None else Plan()
-        made = handback.canvas_zip(args.out, plan.files)    # the feedback as it is about to be
-        if made is not None and plan.files:
-            plan.files[made[0]] = made[1]
-            plan.lines += made[2]
-        if book is not None:
-            if not book.exists():
-                raise lms.GradebookError(f"the gradebook {book} (of the grading run) is not there: "
-                                         "give it with --gradebook")
-            dest, data, lines = lms.render(args.out, book, column, plan.table or None, plan.files)
-            plan.files[dest] = data
-            plan.lines += lines
-            doc = {"gradebook": str(book.resolve()), "gradebook_column": column}
-            plan.files[args.out / lms.LMS_META] = (json.dumps(doc, indent=1, ensure_ascii=False)
-                                                   + "\n").encode("utf-8")
-        write_all(plan.files)
+        plan = export_plan(args.out, args.filled, book, column)
+        written.append(plan)
+        plan.finish()
     except ManualError as exc:
         print(f"course manual: {exc}\n(nothing in {args.out} was changed)", file=sys.stderr)
         return 1
     except lms.GradebookError as exc:
         print(f"course manual: {exc}\n(nothing in {args.out} was changed)", file=sys.stderr)
         return 2
+    finally:
+        for made_plan in written:
+            made_plan.discard()
     for line in plan.lines:
         print(line)
     return 0

@@ -1,12 +1,13 @@
 """The master notebooks in solutions/, read: their names in course order, their answers (the cells
 tagged ``reference``, the solution lines of answer cells) and what their student notebooks show.
 
-Read by the build (:mod:`instructor.build`), the nbgrader export (:mod:`instructor.nbgrader_course`),
+Read by the build (:mod:`instructor.build`), the nbgrader export (:mod:`instructor.nbgrader.source`),
 the release's list of the answers it gives away (:mod:`instructor.release`) and the tests.
 """
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
@@ -92,21 +93,26 @@ def latest_definitions(blocks: list[str]) -> list[str]:
             if not names[i] or not names[i] <= set().union(*names[i + 1:])]
 
 
-def answer_cells(nb: nbformat.NotebookNode) -> list[str]:
-    """The answers of a master as otter removes them: the marked lines of code cells (solution
-    blocks, `# SOLUTION` lines) and markdown cells between BEGIN/END SOLUTION raw cells."""
-    answers, inside = [], False
+def in_solution(nb: nbformat.NotebookNode) -> Iterator[tuple[nbformat.NotebookNode, bool]]:
+    """Every cell of a master but the BEGIN/END SOLUTION raw cells, and whether it lies between one
+    BEGIN SOLUTION and its END SOLUTION."""
+    inside = False
     for cell in nb.cells:
         text = cell_source(cell)
         if cell.cell_type == "raw" and re.match(r"\s*#\s*BEGIN\s+SOLUTION", text, re.IGNORECASE):
             inside = True
         elif cell.cell_type == "raw" and re.match(r"\s*#\s*END\s+SOLUTION", text, re.IGNORECASE):
             inside = False
-        elif cell.cell_type == "code":
-            answers.append(split_solution(text)[0])   # otter removes only the marked lines
-        elif inside:
-            answers.append(text)                      # a markdown answer is removed whole
-    return answers
+        else:
+            yield cell, inside
+
+
+def answer_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    """The cells of a master that hold its answers: every cell between a BEGIN SOLUTION and an END
+    SOLUTION raw cell (code: otter removes its marked lines, `split_solution`; markdown: removed
+    whole), and the code cells tagged `reference`."""
+    return [cell for cell, inside in in_solution(nb)
+            if inside or (cell.cell_type == "code" and "reference" in cell_tags(cell))]
 
 
 def split_solution(source: str) -> tuple[str, str]:
@@ -129,17 +135,17 @@ def split_solution(source: str) -> tuple[str, str]:
 
 
 def shown_text(nb: nbformat.NotebookNode) -> str:
-    """Everything of a master that its student notebook shows: all but the answers."""
-    shown, inside = [], False
-    for cell in nb.cells:
+    """Everything of a master that its students are shown: all but the answers and the hidden test
+    cases (the public ones go out with the release, in notebooks/tests/)."""
+    shown, tests = [], False
+    for cell, inside in in_solution(nb):
         text = cell_source(cell)
-        if cell.cell_type == "raw":
-            if re.match(r"\s*#\s*BEGIN\s+SOLUTION", text, re.IGNORECASE):
-                inside = True
-            elif re.match(r"\s*#\s*END\s+SOLUTION", text, re.IGNORECASE):
-                inside = False
+        if cell.cell_type == "raw" and re.match(r"\s*#\s*(BEGIN|END)\s+TESTS", text, re.IGNORECASE):
+            tests = bool(re.match(r"\s*#\s*BEGIN", text, re.IGNORECASE))
+        elif tests and re.search(r"^\s*hidden:\s*true\s*$", text, re.IGNORECASE | re.MULTILINE):
+            continue
         elif cell.cell_type == "code":
             shown.append(split_solution(text)[1])
-        elif not inside:
+        elif cell.cell_type != "raw" and not inside:
             shown.append(text)
     return "\n".join(shown)

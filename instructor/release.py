@@ -9,8 +9,10 @@ OUT becomes the tree of the public repository that students open the notebooks f
     OUT/course/                the student package (so a clone of the public repository runs too)
 
 Never the solutions, the hidden tests, the grader or the instructor's tooling: of `course/` it ships
-the student package only (not `__main__.py`, the instructor's `python -m course`), and a module
-that holds answers (`tinydenoiser.py`) only from the notebook that reads its code (SHIPS_WITH).
+the student package as the last released week ships it (:mod:`autograder.shipped`, which the
+Gradescope zip, the nbgrader course and the grader's sandbox use too): not `__main__.py`, the
+instructor's `python -m course`, and a module that holds answers (`tinydenoiser.py`) only from the
+notebook that reads its code.
 Each notebook's GIVEN cells hold the reference answers of the earlier notebooks, so a release names
 the last notebook students get (`upto`); :func:`given_away` finds, in what a release ships, every
 answer it gives away (:mod:`instructor.giveaway`), and `course release` prints them.
@@ -21,18 +23,14 @@ import shutil
 import zipfile
 from pathlib import Path
 
+from autograder import shipped
+
 from . import giveaway, publish
 from .publish import BUNDLE_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 # What a release owns in OUT: written anew each time (anything else there, .git included, is kept).
 OWNED = ("README.md", BUNDLE_NAME, "course", "notebooks")
-# Of course/, never shipped: `python -m course`, the instructor's command (it imports instructor/).
-NOT_SHIPPED = ("__main__.py",)
-# Modules of course/ that hold answers: shipped only with (and after) the notebook that reads their
-# code. TinyDenoiser's DenoiserBlock is 06's Block, TinyDenoiser 07's MyTransformer without the
-# positions, and both pass on 08's `causal`; 07 only plots its curve (tinydenoiser_curve.py).
-SHIPS_WITH = {"tinydenoiser.py": "08_causal"}
 
 STUDENT_README = """\
 # Transformer from Scratch: the student notebooks
@@ -157,28 +155,12 @@ def student_readme(names: list[str], settings: publish.Publish) -> str:
     return STUDENT_README.format(badges=publish.badge_table(settings, names))
 
 
-def package_files(names: list[str] | None = None, root: Path = ROOT) -> list[Path]:
-    """The student package as a release of the notebooks ``names`` (default: all) ships it: course/
-    without NOT_SHIPPED, and a module of SHIPS_WITH only when its notebook is released. The
-    Gradescope zip and the nbgrader course copy the same files."""
-    names = built_names(root) if names is None else names
-    package = root / "course"
-    files = []
-    for path in sorted(package.rglob("*.py")):
-        rel = path.relative_to(package).as_posix()
-        if "__pycache__" in path.parts or rel in NOT_SHIPPED:
-            continue
-        if rel in SHIPS_WITH and SHIPS_WITH[rel] not in names:
-            continue
-        files.append(path)
-    return files
-
-
 def bundle_files(root: Path = ROOT, names: list[str] | None = None) -> list[tuple[Path, str]]:
     """(file on disk, name in the release) for everything that goes to students, sorted: the student
     package, and the student notebooks `names` (default: all) with their public tests."""
     names = built_names(root) if names is None else names
-    files = [(path, path.relative_to(root).as_posix()) for path in package_files(names, root)]
+    package = shipped.package_files(names[-1] if names else None, root / "course")
+    files = [(path, path.relative_to(root).as_posix()) for path in package]
     for name in names:
         files.append((root / "notebooks" / f"{name}.ipynb", f"notebooks/{name}.ipynb"))
         tests = root / "notebooks" / "tests" / name

@@ -8,9 +8,9 @@ Writes ``OUT/slurm/grade.sbatch``, a job array (``--array=0-(N-1)``) whose task 
 which runs ``course merge OUT``. With ``--submit`` it submits both, the merge with
 ``--dependency=afterok:<array job>`` (it runs once every shard has finished well; a failed shard
 leaves it pending, and ``course merge OUT`` by hand names the missing shards). Each task asks Slurm
-for what the grader itself will use: W CPUs (one per submission graded at once) and W times
-``--memory`` plus GRADER_MB for the grader and its fork server. OUT must be on a file system every
-node sees; so must the submissions and this repository.
+for what the grader itself will use: W CPUs (one per submission graded at once) and the memory a
+task was measured to use (:func:`task_memory_mb`, ``benchmarks/task_memory.py``; ``--task-memory``
+sets it). OUT must be on a file system every node sees; so must the submissions and this repository.
 
 Inside a task the grader picks the strongest sandbox the node allows, as on one machine
 (:func:`autograder.sandbox.detect_mode`): where the task may not create user namespaces or
@@ -28,7 +28,14 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-GRADER_MB = 2048            # the grader, its fork server (torch imported once) and the judge
+# Measured with benchmarks/task_memory.py (docs/scaling.md): a task's peak less its submissions' was
+# 405-416 MB (the grader 233 MB, its fork server with torch imported, the judge); one submission of
+# the solution peaked at 317 MB (08_causal) and 261 MB (09_gpt). Each worker is given twice the
+# heavier, never more than its own --memory cap.
+BASE_MB = 512
+SUBMISSION_MB = 320
+HEADROOM = 2.0
+MERGE_MB = 2048             # the merge holds every row's result (10,000 rows: see docs/scaling.md)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -40,7 +47,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--assignment", required=True)
     p.add_argument("--shards", type=int, required=True, help="N: the array's tasks")
     p.add_argument("--workers", type=int, default=2, help="submissions at once in each task (its CPUs)")
-    p.add_argument("--memory", type=float, default=4.0, help="GB per submission (as course grade)")
+    p.add_argument("--memory", type=float, default=4.0, help="GB per submission at most (as course grade)")
+    p.add_argument("--task-memory", type=int, default=None, metavar="MB",
+                   help="Slurm's --mem per task (default: measured, see docs/scaling.md)")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per submission")
     p.add_argument("--cell-timeout", type=float, default=None)
     p.add_argument("--time", type=int, default=120, help="minutes per task (Slurm's --time)")
@@ -56,8 +65,17 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def task_memory_mb(workers: int, memory_gb: float) -> int:
-    return int(math.ceil(workers * memory_gb * 1024)) + GRADER_MB
+def task_memory_mb(workers: int, memory_gb: float, measured: int | None = None) -> int:
+    """What a task of ``workers`` asks for (MB): ``measured`` when given (--task-memory), else the
+    measured base and, per worker, twice what a submission was measured to use (at most --memory)."""
+    if measured:
+        return measured
+    share = min(memory_gb * 1024, SUBMISSION_MB * HEADROOM)
+    return int(math.ceil(BASE_MB + workers * share))
+
+
+def merge_memory_mb() -> int:
+    return MERGE_MB
 
 
 def grade_command(args: argparse.Namespace, shard: str) -> list[str]:
@@ -77,7 +95,7 @@ def grade_command(args: argparse.Namespace, shard: str) -> list[str]:
 
 
 def merge_command(args: argparse.Namespace) -> list[str]:
-    cmd = [args.python, "-m", "course", "merge", str(args.out.resolve())]
+    cmd = [args.python, "-m", "course", "merge", str(args.out.resolve()), "--shards", str(args.shards)]
     return cmd + (["--no-similarity"] if args.no_similarity else [])
 
 
@@ -105,13 +123,14 @@ def render(args: argparse.Namespace) -> tuple[str, str]:
     n = args.shards
     logs = args.out.resolve() / "slurm" / "logs"
     array = _header(args, f"course-grade-{Path(args.assignment).name}", args.workers,
-                    task_memory_mb(args.workers, args.memory), args.time, f"{logs}/shard-%a-of-{n}.out")
+                    task_memory_mb(args.workers, args.memory, args.task_memory), args.time,
+                    f"{logs}/shard-%a-of-{n}.out")
     array.insert(2, f"#SBATCH --array=0-{n - 1}")
     shard = f"${{SLURM_ARRAY_TASK_ID}}/{n}"
     array += ["# task K grades shard K of the class (a student's rows stay in one shard)",
               "set -euo pipefail", f"cd {shlex.quote(str(REPO))}",
               "exec " + _quote(grade_command(args, shard), shard), ""]
-    merge = _header(args, f"course-merge-{Path(args.assignment).name}", 1, GRADER_MB, 30,
+    merge = _header(args, f"course-merge-{Path(args.assignment).name}", 1, merge_memory_mb(), 30,
                     f"{logs}/merge.out")
     merge += ["# runs after every shard (sbatch --dependency=afterok:ARRAY_JOB)", "set -euo pipefail",
               f"cd {shlex.quote(str(REPO))}", "exec " + _quote(merge_command(args)), ""]
@@ -147,8 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     array, merge = render(args)
     (folder / "grade.sbatch").write_text(array, encoding="utf-8")
     (folder / "merge.sbatch").write_text(merge, encoding="utf-8")
+    mem = task_memory_mb(args.workers, args.memory, args.task_memory)
     print(f"wrote {folder / 'grade.sbatch'} (array of {args.shards} tasks, {args.workers} CPUs and "
-          f"{task_memory_mb(args.workers, args.memory)} MB each) and {folder / 'merge.sbatch'}")
+          f"{mem} MB each) and {folder / 'merge.sbatch'}")
     if not args.submit:
         print(f"submit: j=$(sbatch --parsable {folder / 'grade.sbatch'}) && "
               f"sbatch --dependency=afterok:$j {folder / 'merge.sbatch'}")

@@ -5,7 +5,7 @@ last build here, or one of its built files is not what that build wrote. Its inp
 
 - its master, as the build prepared it (so also course.toml's badge and setup cell, and the
   earlier masters' `reference` cells, which its given-earlier cell holds),
-- the build's own code (instructor/*.py) and the versions of otter, nbformat and nbgrader,
+- the build's own code (instructor/) and the versions of otter, nbformat and nbgrader,
 - the course package as its release ships it (nbgrader/source/NN_name/course/);
 
 and, for its Gradescope zip only (autograder/build/, not committed), the engine and everything
@@ -20,8 +20,9 @@ import json
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from . import release
-from .masters import NAMES, ROOT, SOLUTIONS
+from autograder import shipped
+
+from .masters import ROOT, SOLUTIONS
 
 BUILD = ROOT / "autograder" / "build"
 STAMPS = BUILD / "stamps"
@@ -48,11 +49,12 @@ def _versions() -> str:
 
 def inputs(name: str) -> dict[str, str]:
     """The digests of what the built files of `name` are made from, by kind."""
-    upto = NAMES[:NAMES.index(name) + 1] if name in NAMES else [name]
+    code = sorted(p for p in (ROOT / "instructor").rglob("*") if p.suffix in (".py", ".json")
+                  and "__pycache__" not in p.parts)
     return {"master": _digest([SOLUTIONS / f"{name}.ipynb"]),
-            "build code": _digest(sorted((ROOT / "instructor").glob("*.py"))),
+            "build code": _digest(code),
             "tools": _versions(),
-            "course package": _digest(sorted(release.package_files(upto)))}
+            "course package": _digest(sorted(shipped.package_files(name)))}
 
 
 def outputs(name: str) -> list[Path]:

@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 
 from .masters import cell_source
-from .nbgrader_course import parse_test_cell
+from .nbgrader.source import parse_test_cell
 
 LINE = 110                        # ruff's line length: a longer decorator says it is one
 _QUESTION = re.compile(r"\s*#\s*BEGIN\s+QUESTION", re.IGNORECASE)

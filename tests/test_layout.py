@@ -8,7 +8,8 @@
 - ``instructor/``: the tooling; it may import both.
 
 The module graph is read from the source (every ``import`` and ``from ... import``, relative or
-absolute, at any depth, inside functions too), not from what happens to be imported at run time.
+absolute, at any depth, inside functions and under ``if TYPE_CHECKING:`` too: an import only for the
+annotations still ties two modules together), not from what happens to be imported at run time.
 """
 from __future__ import annotations
 
@@ -21,11 +22,17 @@ SHIM = ("course.__main__", "instructor.cli")          # the one arrow out of the
 
 
 def modules() -> dict[str, Path]:
-    """Every module of the three packages, by dotted name (a package's __init__ is the package)."""
+    """Every module of the three packages and of their subpackages (``course.rules``), by dotted
+    name (a package's __init__ is the package); not the grader's own tests (``autograder/tests``)
+    nor the notebooks' material."""
     found = {}
     for package in PACKAGES:
-        for path in sorted((ROOT / package).glob("*.py")):
-            found[package if path.stem == "__init__" else f"{package}.{path.stem}"] = path
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            folders = [ROOT.joinpath(*parts[:i]) for i in range(1, len(parts))]
+            if "tests" in parts[:-1] or not all((f / "__init__.py").is_file() for f in folders):
+                continue                  # the grader's tests, a folder that is no package (assignments)
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return found
 
 
@@ -43,9 +50,6 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
     package = name if path.stem == "__init__" else name.rpartition(".")[0]
     found: set[str] = set()
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    for guard in ast.walk(tree):          # `if TYPE_CHECKING:` imports never run: annotations only
-        if isinstance(guard, ast.If) and ast.unparse(guard.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
-            guard.body = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
@@ -121,9 +125,18 @@ def test_the_scan_sees_every_kind_of_import():
     assert "course.nets" in edges["course"]                       # from .nets import ... (in __init__)
     assert "autograder.grade" in edges["instructor.grade"]        # from autograder import grade as engine
     assert "instructor.build" in edges["instructor.cli"]          # inside a function
+    assert "instructor.masters" in edges["instructor.nbgrader.export"]    # from ..masters import ...
+    assert "instructor.nbgrader.plugins" in edges["instructor.nbgrader.grade"]   # a subpackage's own
     assert "autograder.notebook" in edges["autograder.judge"]     # relative, inside a function
     assert "instructor.cli" in edges["course.__main__"]
-    assert "course.rules" not in edges["course.rules_scopes"]      # only under `if TYPE_CHECKING:`
+    assert "course.rules.scopes" in edges["course.rules.reading"]  # a module of a subpackage
+    assert "course.rules" in edges["course.handles"]               # from . import rules (the package)
+
+
+def test_an_import_for_annotations_only_counts(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import B\n")
+    assert imports("pkg.m", path, {"pkg.m": path, "pkg.b": tmp_path / "b.py"}) == {"pkg.b"}
 
 
 def test_no_import_circles():

@@ -1,4 +1,4 @@
-"""The nbgrader course directory (instructor/nbgrader_course.py): made from the masters, in seconds.
+"""The nbgrader course directory (instructor/nbgrader/): made from the masters, in seconds.
 
 The slow test that runs nbgrader's own commands on it is tests/test_nbgrader_grading.py.
 """
@@ -15,16 +15,13 @@ import pytest
 import torch
 from traitlets.config import Config
 
+from autograder import shipped
 from autograder.assignment import load
 from course.nbgrader_check import CheckFailed, check
-from instructor import release
 from instructor.build import NOTEBOOKS, ROOT, masters, read_master
-from instructor.nbgrader_course import (
-    NBGRADER,
-    answer_source,
-    course_files,
-    source_notebook,
-)
+from instructor.nbgrader.export import NBGRADER, PLUGINS, course_files
+from instructor.nbgrader.plugins import KeepSkippedOutputs, SkipUngraded, is_skipped
+from instructor.nbgrader.source import answer_source, source_notebook
 
 NAMES = masters()
 
@@ -149,9 +146,18 @@ def test_committed_course_directory_is_up_to_date():
     stale = [rel for rel, data in files.items()
              if not (NBGRADER / rel).is_file() or (NBGRADER / rel).read_bytes() != data]
     assert not stale, ("nbgrader/ is out of date with the masters or course/: run `course build` "
-                       f"(or `python -m instructor.nbgrader_course`) and commit it ({stale[:5]})")
-    plugins = (ROOT / "instructor" / "nbgrader_plugins.py").read_bytes()
-    assert (NBGRADER / "nbgrader_plugins.py").read_bytes() == plugins
+                       f"(or `python -m instructor.nbgrader.export`) and commit it ({stale[:5]})")
+    assert (NBGRADER / "nbgrader_plugins.py").read_bytes() == PLUGINS.read_bytes()   # written by the build
+
+
+def test_the_plugins_have_one_source():
+    """The course directory's copy of the plugins is written by the build, never committed."""
+    import subprocess
+
+    tracked = subprocess.run(["git", "ls-files", "nbgrader/nbgrader_plugins.py"], cwd=ROOT,
+                             capture_output=True, text=True).stdout
+    assert not tracked.strip(), "nbgrader/nbgrader_plugins.py is committed (it is written by the build)"
+    assert "nbgrader_plugins.py" in course_files([])[".gitignore"].decode().splitlines()
 
 
 def _load_config(folder: Path):
@@ -183,13 +189,6 @@ def test_config_loads_and_plugs_in_the_course(tmp_path, monkeypatch):
 
 
 def test_a_test_cell_marked_skipped_still_runs():
-    sys.path.insert(0, str(ROOT / "instructor"))
-    try:
-        from nbgrader_plugins import is_skipped
-    finally:
-        sys.path.remove(str(ROOT / "instructor"))
-        sys.modules.pop("nbgrader_plugins", None)
-
     def cell(**meta):
         return nbformat.v4.new_code_cell("x", metadata={"nbgrader": meta})
 
@@ -200,13 +199,6 @@ def test_a_test_cell_marked_skipped_still_runs():
 
 
 def test_skip_ungraded_does_not_run_skipped_cells_and_keeps_their_outputs():
-    sys.path.insert(0, str(ROOT / "instructor"))
-    try:
-        from nbgrader_plugins import KeepSkippedOutputs, SkipUngraded
-    finally:
-        sys.path.remove(str(ROOT / "instructor"))
-        sys.modules.pop("nbgrader_plugins", None)
-
     def cell(source, grade_id, **meta):
         meta = {"grade": False, "solution": False, "locked": True, **meta, "grade_id": grade_id}
         return nbformat.v4.new_code_cell(source, metadata={"nbgrader": meta})
@@ -283,9 +275,8 @@ def test_course_package_goes_with_every_notebook():
         if name not in NAMES:
             continue
         files = course_files([name])
-        package = sorted(p.relative_to(ROOT).as_posix()
-                         for p in release.package_files(NAMES[:NAMES.index(name) + 1]))
-        shipped = sorted(Path(r).relative_to(f"source/{name}").as_posix() for r in files
-                         if r.startswith(f"source/{name}/course/"))
-        assert shipped == package and "course/__main__.py" not in shipped
-        assert ("course/tinydenoiser.py" in shipped) == (name >= "08_causal")
+        package = sorted(p.relative_to(ROOT).as_posix() for p in shipped.package_files(name))
+        copied = sorted(Path(r).relative_to(f"source/{name}").as_posix() for r in files
+                        if r.startswith(f"source/{name}/course/"))
+        assert copied == package and "course/__main__.py" not in copied
+        assert ("course/tinydenoiser.py" in copied) == (name >= "08_causal")

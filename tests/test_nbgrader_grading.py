@@ -188,18 +188,12 @@ def engine_class(tmp_path_factory) -> dict:
 
     from autograder.mutants import grade_folder, mutant_notebook, solution_notebook
     from autograder.tests import forgery
+    from benchmarks.nbgrader_class import filled_notebook, pick_mutants, read_export, submit
+    from benchmarks.nbgrader_class import mutant_notebook as nbgrader_mutant
     from instructor.build import NOTEBOOKS, ROOT
-    from instructor.nbgrader_course import (
-        build_nbgrader,
-        filled_notebook,
-        nbgrader,
-        nbgrader_env,
-        pick_mutants,
-        read_export,
-        source_notebook,
-        submit,
-    )
-    from instructor.nbgrader_course import mutant_notebook as nbgrader_mutant
+    from instructor.nbgrader.commands import nbgrader, nbgrader_env
+    from instructor.nbgrader.export import build_nbgrader
+    from instructor.nbgrader.source import source_notebook
 
     name = ENGINE_NB
     scratch = tmp_path_factory.mktemp("nbgrader-engine")
@@ -229,6 +223,10 @@ def engine_class(tmp_path_factory) -> dict:
     saboteur = type("Saboteur", (), {"replaces": "Attention", "notebook": name, "name": "saboteur",
                                      "code": code})
     submit(root, name, "saboteur", nbgrader_mutant(filled, saboteur))
+    # issue 29: code the rules flag (suspicious code) is held on nbgrader too
+    flagged = type("Flagged", (), {"replaces": "Attention", "notebook": name, "name": "flagged",
+                                   "code": forgery.HIDDEN_MAGIC.strip("\n")})
+    submit(root, name, "flagged", nbgrader_mutant(filled, flagged))
     (otter / "attack.ipynb").write_bytes(forgery.attack_notebook(
         {"base": "solution", "replaces": "Attention", "cells": [forgery.CLOSE_AND_CONSTANTS]}))
     engine = subprocess.run([sys.executable, "-m", "course", "nbgrader", name, "--course-dir", str(root),
@@ -249,7 +247,8 @@ def _exported(data: dict, student: str) -> dict:
 def test_the_one_command_runs_autograde_then_writes_the_gradebook(engine_class):
     r = engine_class["engine"]
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    assert "gradebook: the automatic scores of 7 submission(s)" in r.stdout
+    assert "gradebook: the automatic scores of 8 submission(s)" in r.stdout
+    assert "Warning" not in r.stdout + r.stderr, re.findall(r".*Warning.*", r.stdout + r.stderr)[:5]
     assert "Autograding" in r.stderr or "autograde" in r.stderr.lower()      # nbgrader's own log came through
     assert engine_class["exported"].returncode == 0, engine_class["exported"].stderr[-3000:]
 
@@ -275,6 +274,21 @@ def test_the_attack_scores_what_its_content_deserves_under_nbgrader(engine_class
     assert "attack: 0 / 13 automatic points" in engine_class["engine"].stdout
 
 
+def test_a_row_the_rules_flagged_is_held_in_nbgraders_gradebook(engine_class):
+    """Issue 29: course nbgrader wrote a flagged row's points into the gradebook, so nbgrader export
+    carried them while Canvas, Moodle and Gradescope held it. Now its cells are 0 and wait for
+    manual grading, and the terminal says what is held."""
+    from nbgrader.api import Gradebook
+    out = engine_class["engine"].stdout
+    held = [line for line in out.splitlines() if line.startswith("HELD flagged: ")]
+    assert len(held) == 1 and "suspicious code" in held[0], out[-2000:]
+    assert sum(_exported(engine_class, "flagged").values()) == 0.0
+    with Gradebook(f"sqlite:///{engine_class['root'] / 'gradebook.db'}") as gb:
+        submission = gb.find_submission(ENGINE_NB, "flagged")
+        tests = [g for nb in submission.notebooks for g in nb.grades if "-test" in g.name]
+        assert tests and all(g.auto_score == 0 and g.needs_manual_grade for g in tests)
+
+
 def test_no_students_code_runs_in_nbgraders_kernel(engine_class):
     """Red team 3: autograde ran the student's code unsandboxed, as the instructor, in the course
     folder (a copier read source/ into its own submission: 13/13; a saboteur blanked a classmate's;
@@ -292,18 +306,10 @@ def test_no_students_code_runs_in_nbgraders_kernel(engine_class):
 
 def test_released_text_is_what_generate_assignment_leaves_and_otter_form_keeps_the_answers():
     """The two readings `course nbgrader` and autograde rely on, without running nbgrader."""
-    import sys
+    from instructor.nbgrader.grade import is_test_cell, otter_form
+    from instructor.nbgrader.plugins import released_text
+    from instructor.nbgrader.source import source_notebook
 
-    from instructor.build import ROOT
-    from instructor.nbgrader_course import source_notebook
-    from instructor.nbgrader_grade import is_test_cell, otter_form
-
-    sys.path.insert(0, str(ROOT / "instructor"))
-    try:
-        from nbgrader_plugins import released_text
-    finally:
-        sys.path.remove(str(ROOT / "instructor"))
-        sys.modules.pop("nbgrader_plugins", None)
     source, _ = source_notebook(ENGINE_NB)
     hidden = [c for c in source.cells if is_test_cell(c) and "BEGIN HIDDEN TESTS" in c.source]
     assert hidden

@@ -1,4 +1,4 @@
-"""The page's rules read from the notebook's code (course/rules.py): the bodies of the magics that
+"""The page's rules read from the notebook's code (course/rules/): the bodies of the magics that
 still run under the grader are read as the cell's own code."""
 from __future__ import annotations
 

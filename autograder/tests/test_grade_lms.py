@@ -711,7 +711,7 @@ def _canvas_reupload_match(name: str) -> tuple[str, str] | None:
 
 def test_week_feedback_reaches_canvas_with_the_final_total(week):
     out = week["out"]
-    assert f"{out / 'canvas_feedback.zip'}: 4 students' feedback" in week["merged"].stdout
+    assert f"{out / 'canvas_feedback.zip'}: 4 files for 4 students," in week["merged"].stdout
     with zipfile.ZipFile(out / "canvas_feedback.zip") as z:
         files = {n: z.read(n).decode() for n in z.namelist()}
     # each file goes to the student and the attachment of the row it is about
@@ -749,8 +749,9 @@ def test_week_feedback_pdfs_replace_the_pages_in_the_canvas_zip(week):
 
 def test_week_regrading_keeps_every_hand_grade(week):
     out = week["out"]
-    ledger = json.loads((out / "hand_grades.json").read_text())
-    assert len([e for e in ledger["grades"] if e["question"] == "q4"]) == 4
+    from instructor.manual import load_ledger
+    ledger = load_ledger(out)
+    assert len([e for e in ledger.values() if e["question"] == "q4"]) == 4
     # the instructor fixes a hidden test (q3 now expects 4: every row loses its point) and DAVE's
     # notebook is replaced by another upload; then grades again into the same folder
     q3 = week["asg"] / "tests" / "q3.py"
@@ -771,7 +772,7 @@ def test_week_regrading_keeps_every_hand_grade(week):
         in feedback
     got = lms_samples.canvas_import((out / "canvas_import.csv").read_bytes())
     assert got["grades"] == {("10101", "4700"): "5", ("10202", "4700"): "4.5", ("10404", "4700"): "4"}
-    assert json.loads((out / "hand_grades.json").read_text()) == ledger       # nothing dropped
+    assert load_ledger(out) == ledger                                         # nothing dropped
     assert (out / "manual-1.csv").exists() is False                  # the TA filled a copy
 
 
@@ -824,11 +825,14 @@ def test_moodle_week_grades_and_fills_grade_and_feedback_comments(moodle_week):
     assert "  moodle id 205: " in moodle_week["graded"].stdout           # another week's: held
     rows = grade_rows(moodle_week["out"])
     assert rows[M_DANA]["grading_status"].startswith("unreadable notebook")
+    # a corrupt upload is as uncertain as another week's notebook: held, never exported as 0
+    assert f"  moodle id 204: {M_DANA} (an unreadable upload, not run)" in moodle_week["graded"].stdout
+    assert "HELD: an unreadable upload (1)" in (moodle_week["out"] / "report.html").read_text()
     sheet = list(csv.DictReader(io.StringIO((moodle_week["out"] / "moodle_import.csv").read_text(
         encoding="utf-8"), newline="")))
     got = {r["Identifier"]: (r["Grade"], r["Feedback comments"]) for r in sheet}
     assert {k: v[0] for k, v in got.items()} == {"Participant 201": "5.5", "Participant 202": "6",
-                                                 "Participant 203": "6", "Participant 204": "0",
+                                                 "Participant 203": "6", "Participant 204": "",
                                                  "Participant 205": ""}
     ana = got["Participant 201"][1]
     assert ana.startswith("<h1>00_toy: feedback for Ana Garcia_201_assignsubmission_file_/00_toy.ipynb</h1>")

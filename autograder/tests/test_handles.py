@@ -250,7 +250,7 @@ def test_values_cross_as_exact_builtin_types():
 
     sent = {"f": Sneaky(2.5), "t": torch.ones(3).as_subclass(Yes), "s": torch.Size([2, 3]),
             "n": [1, (2, 3), {"k": None}], "big": 2**62}
-    got = wire.roundtrip(sent)
+    got = wire.decode(wire.encode(sent)[4:])          # what the other side receives (after the length)
     assert type(got["f"]) is float and got["f"] - 2.5 == 0 and got["f"] - 1 == 1.5
     assert type(got["t"]) is torch.Tensor and torch.equal(got["t"], torch.ones(3))
     assert got["s"] == (2, 3) and type(got["s"]) is tuple

@@ -6,6 +6,7 @@ import base64
 import csv
 import io
 import json
+import re
 import struct
 import zlib
 from html.parser import HTMLParser
@@ -631,9 +632,8 @@ def test_a_regrade_gives_the_ledgers_hand_grades_back_by_content(tmp_path):
                      {"workers": 1, "mode": "weak"})
     manual.merge(out, _fill(tmp_path / "f.csv", [["file", "q4", "comment"], [alice, "1", "Good."],
                                                   [bob, "0.5", ""], [carol, "0", ""]]))
-    ledger = (out / manual.LEDGER).read_bytes()
-    doc = json.loads(ledger)
-    assert sorted((e["file"], e["question"], e.get("points"), e.get("comment")) for e in doc["grades"]) == [
+    ledger = manual.load_ledger(out)
+    assert sorted((e["file"], e["question"], e.get("points"), e.get("comment")) for e in ledger.values()) == [
         (alice, "", None, "Good."), (alice, "q4", 1.0, None), (bob, "q4", 0.5, None),
         (carol, "q4", 0.0, None)]
     # a re-grade: new totals, Bob's row renamed (same bytes), Carol's notebook replaced
@@ -641,6 +641,8 @@ def test_a_regrade_gives_the_ledgers_hand_grades_back_by_content(tmp_path):
                              carol: "d" * 64})
     for r in results:
         r.question_points = {"q1": 1.0}
+    import shutil
+    shutil.rmtree(out / "results")                                      # as course grade does first
     report.write_all(out, asg, results, {"workers": 1, "mode": "weak"})
     lines = manual.reapply(out)
     assert lines == [f"kept 2 hand grades of 2 students and 1 comments ({out / manual.LEDGER}); 1 not "
@@ -648,8 +650,18 @@ def test_a_regrade_gives_the_ledgers_hand_grades_back_by_content(tmp_path):
     rows = {r["file"]: r for r in csv.DictReader((out / "grades.csv").open())}
     assert {f: (r["q4"], r["final_points_earned"]) for f, r in rows.items()} == {
         alice: ("1.0", "2.0"), "bobjones_LATE_10202_2_00_toy.ipynb": ("0.5", "1.5"), carol: ("", "")}
-    assert "Comment: Good." in (out / "feedback" / f"{inputs.safe_stem(alice)}.md").read_text()
-    assert (out / manual.LEDGER).read_bytes() == ledger                # kept as it was
+    feedback = (out / "feedback" / f"{inputs.safe_stem(alice)}.md").read_text()
+    assert "Comment: Good." in feedback and "**Total: 2.0 / 6.0 points**" in feedback
+    assert "not included above" not in feedback                        # the total includes q4 now
+    assert "Graded by your instructor (not included above): q4." in \
+        (out / "feedback" / f"{inputs.safe_stem(carol)}.md").read_text()  # its grade was not given back
+    # the page's cards show the hand grades they hold (issue 29: every card said q4: __ / 1.0)
+    cards = {m.group(1): m.group(2) for m in re.finditer(
+        r"<h2>(.*?)</h2><p class='meta'>.*?(q4: [^<]*)<", (out / "manual" / "q4.html").read_text())}
+    assert cards == {alice: "q4: 1.0 / 1.0 (graded by hand)",
+                     "bobjones_LATE_10202_2_00_toy.ipynb": "q4: 0.5 / 1.0 (graded by hand)",
+                     carol: "q4: __ / 1.0"}
+    assert manual.load_ledger(out) == ledger                           # kept as it was
     # grading Carol's new notebook replaces the old grade: nothing listed any more
     manual.merge(out, _fill(tmp_path / "g.csv", [["file", "q4"], [carol, "1"]]))
     assert manual.reapply(out)[0].startswith("kept 3 hand grades of 3 students and 1 comments (")
@@ -694,6 +706,21 @@ def test_a_row_with_flagged_code_is_held_not_exported(tmp_path):
     assert grades == {("10101", "4700"): "2"}
     assert lines[-2].startswith("HELD: 1 students") and \
         lines[-1] == f"  canvas id 10202: {flagged} (suspicious code: read it first)", lines
+
+
+@pytest.mark.parametrize("status", ["unreadable notebook: not valid JSON", "unreadable notebook: empty file",
+                                    "rejected upload: the zip would unpack to 1536 MB (at most 512 MB)"])
+def test_an_unreadable_upload_is_held_not_exported_as_zero(tmp_path, status):
+    """Issue 29: a corrupt upload was exported to Canvas as 0 while another week's notebook was
+    held; a failed upload is just as uncertain."""
+    broken = "bobjones_10202_20002_00_toy.ipynb"
+    out, lines, grades = _export_beside_alice(tmp_path, report.Result(
+        file=broken, stem="b", status=status, question_points={"q1": 0.0}))
+    assert grades == {("10101", "4700"): "2"}
+    assert lines[-2].startswith("HELD: 1 students") and \
+        lines[-1] == f"  canvas id 10202: {broken} (an unreadable upload, not run)", lines
+    page = (out / "report.html").read_text()
+    assert "HELD: an unreadable upload (1)" in page and broken in page.split("HELD: an unreadable")[1]
 
 
 def test_course_manual_is_all_or_nothing_and_remembers_the_gradebook(tmp_path):

@@ -176,7 +176,7 @@ def test_three_shards_merged_write_what_one_machine_writes(graded):
 
 def test_a_students_uploads_land_in_one_shard_and_every_shard_has_rows(graded):
     folder = graded["sharded"] / "shards"
-    docs = [json.loads((folder / f"{k}-of-3" / "shard.json").read_text()) for k in range(3)]
+    docs = [json.loads((folder / f"{k}-of-3" / "shard.json").read_text())["body"] for k in range(3)]
     assert all(d["rows"] for d in docs)
     where = {}
     for d in docs:
@@ -186,6 +186,9 @@ def test_a_students_uploads_land_in_one_shard_and_every_shard_has_rows(graded):
     assert all(len(s) == 1 for s in where.values()), where
     assert sum(len(d["rows"]) for d in docs) == 12
     assert len({d["batch"] for d in docs}) == 1 and all(d["meta"]["mode"] for d in docs)
+    # balanced: shards differ by at most one student's rows (Carol's 5 are the most)
+    sizes = [len(d["rows"]) for d in docs]
+    assert max(sizes) - min(sizes) <= 5, sizes
 
 
 def test_a_missing_shard_is_named_and_nothing_is_written(graded, tmp_path):
@@ -199,15 +202,21 @@ def test_a_missing_shard_is_named_and_nothing_is_written(graded, tmp_path):
 
 
 def test_shards_of_another_batch_are_refused(graded, tmp_path):
-    """A shard graded before a new upload (its batch differs) is not merged with the others."""
+    """A shard graded on another class (its batch differs; sealed with the key as a grader seals it)
+    is not merged with the others; one edited without the key is not believed at all."""
+    from autograder import provenance
     mixed = tmp_path / "mixed"
     shutil.copytree(graded["sharded"] / "shards", mixed / "shards")
     path = mixed / "shards" / "2-of-3" / "shard.json"
     doc = json.loads(path.read_text())
-    doc["batch"] = "0" * 64
+    doc["body"]["batch"] = "0" * 64
     path.write_text(json.dumps(doc))
     res = run("-m", "course", "merge", str(mixed))
-    assert res.returncode == 2 and "different batches" in res.stderr, res.stdout + res.stderr
+    assert res.returncode == 2 and "seal does not match" in res.stderr, res.stdout + res.stderr
+    doc["seal"] = provenance.seal(provenance.read_key(mixed / "shards"), doc["body"])
+    path.write_text(json.dumps(doc))
+    res = run("-m", "course", "merge", str(mixed))
+    assert res.returncode == 2 and "the class changed since shards 2 were graded" in res.stderr, res.stderr
     assert sorted(p.name for p in mixed.iterdir()) == ["shards"]
 
 
@@ -237,7 +246,7 @@ def test_merging_again_writes_the_same_bytes_and_keeps_the_hand_grades(graded, t
     third = run("-m", "course", "merge", str(sharded))
     assert third.returncode == 0, third.stdout + third.stderr
     assert "kept " in third.stdout and "hand grades" in third.stdout
-    assert (sharded / "hand_grades.json").exists()
+    assert (sharded / "hand_grades.sqlite").exists()
     assert (sharded / "grades.csv").read_bytes() == (one / "grades.csv").read_bytes()
     assert (sharded / "canvas_import.csv").read_bytes() == (one / "canvas_import.csv").read_bytes()
     rows = {r["file"]: r for r in csv.DictReader(io.StringIO((sharded / "grades.csv").read_text()))}
@@ -342,7 +351,7 @@ def test_slurm_job_array_and_afterok_merge_grade_as_one_machine(graded, slurm):
     assert res.returncode == 0, res.stdout + res.stderr
     script = (out / "slurm" / "grade.sbatch").read_text()
     assert "#SBATCH --array=0-1" in script and "#SBATCH --cpus-per-task=1" in script
-    assert "#SBATCH --mem=3584M" in script and '--shard "${SLURM_ARRAY_TASK_ID}/2"' in script
+    assert "#SBATCH --mem=1152M" in script and '--shard "${SLURM_ARRAY_TASK_ID}/2"' in script
     jobs = dict(line.split() for line in (out / "slurm" / "jobs.txt").read_text().splitlines())
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
@@ -356,7 +365,7 @@ def test_slurm_job_array_and_afterok_merge_grade_as_one_machine(graded, slurm):
     assert_same_grading(root / "one", out)
     assert held_lines(merge_log) == held_lines(graded["one"].stdout)
     for k in range(2):
-        doc = json.loads((out / "shards" / f"{k}-of-2" / "shard.json").read_text())
+        doc = json.loads((out / "shards" / f"{k}-of-2" / "shard.json").read_text())["body"]
         assert doc["meta"]["slurm"]["slurm_array_job_id"] == jobs["array"]
         assert doc["meta"]["slurm"]["slurm_array_task_id"] == str(k)
         assert doc["meta"]["mode"] in ("isolated", "user", "weak")
@@ -387,11 +396,16 @@ def test_kubernetes_indexed_job_renders_with_the_sandboxs_privileges(graded):
     assert pod["securityContext"]["seccompProfile"]["type"] == "Unconfined"
     assert box["securityContext"]["runAsUser"] == 0
     assert "SYS_ADMIN" in box["securityContext"]["capabilities"]["add"]
-    assert box["resources"]["limits"] == {"cpu": "1", "memory": "3584Mi"}
+    assert box["resources"]["limits"] == {"cpu": "1", "memory": "1152Mi"}
+    assert pod["activeDeadlineSeconds"] == 120 * 60 and spec["activeDeadlineSeconds"] > 2 * 120 * 60
+    assert {"name": "COURSE_EXPECT_USER_NAMESPACE", "value": "1"} in box["env"]
     assert box["image"] == "registry.example/course:1"
     assert pod["volumes"] == [{"name": "grading", "persistentVolumeClaim": {"claimName": "grading-pvc"}}]
     assert box["volumeMounts"] == [{"name": "grading", "mountPath": str(graded["root"])}]
     assert '--shard "$JOB_COMPLETION_INDEX/3"' in box["command"][2]
     (merge_box,) = merge_job["spec"]["template"]["spec"]["containers"]
     assert merge_job["kind"] == "Job" and " merge " in merge_box["command"][2]
-    assert sorted(p.name for p in (graded["sharded"] / "shards").iterdir()) == ["0-of-3", "1-of-3", "2-of-3"]
+    assert "--shards 3 --wait" in merge_box["command"][2]
+    assert merge_job["spec"]["activeDeadlineSeconds"] > spec["activeDeadlineSeconds"]
+    assert sorted(p.name for p in (graded["sharded"] / "shards").iterdir()) == \
+        [".seal-key", "0-of-3", "1-of-3", "2-of-3"]

@@ -26,7 +26,7 @@ def _lines(src, names):
     return sorted(text for text, _a, _b in sim.normalise(src, names))
 
 
-@pytest.mark.parametrize("disguise", ["rename", "reorder", "recomment", "swap_matmul"])
+@pytest.mark.parametrize("disguise", ["rename", "reorder", "recomment", "swap_matmul", "swap_calls"])
 def test_normalising_hides_each_disguise(disguise, course):
     """Every answer of the class, disguised, normalises to the same lines (in some order)."""
     names = sim.CourseNames.of(course)
@@ -37,11 +37,30 @@ def test_normalising_hides_each_disguise(disguise, course):
                 assert _lines(f(src), names) == _lines(src, names), (piece, disguise, src)
 
 
+@pytest.mark.parametrize("a, b", [
+    ("w = x.softmax(-1)", "w = torch.softmax(x, dim=-1)"),
+    ("w = torch.nn.functional.softmax(x, -1)", "w = x.softmax(-1)"),
+    ("w = torch.softmax(input=x, dim=-1)", "w = F.softmax(x, -1)"),
+    ("y = x.view(B, T, C)", "y = x.reshape(B, T, C)"),
+    ("y = x.transpose(1, 2).contiguous().view(B, T, C)", "y = torch.transpose(x, 1, 2).reshape(B, T, C)"),
+    ("y = x.view_as(z)", "y = x.reshape_as(z)"),
+    ("n = x.size()[-1]", "n = x.shape[-1]"),
+    ("def f(x, m):\n    x.masked_fill_(m, 0)\n    return x",
+     "def f(x, m):\n    x = torch.masked_fill(x, m, 0)\n    return x"),
+])
+def test_equivalent_tensor_calls_normalise_alike(a, b, course):
+    """Issue 29: a copy whose tensor calls were rewritten (method form to function form, one
+    reshape for another) was missed."""
+    names = sim.CourseNames.of(course)
+    assert _lines(a, names) == _lines(b, names)
+
+
 def test_normalising_keeps_what_differs(course):
     names = sim.CourseNames.of(course)
     a = "def Attention(q, k, v, causal=False):\n    w = torch.softmax(q @ k.mT, -1)\n    return w @ v, w\n"
     b = "def Attention(q, k, v, causal=False):\n    w = torch.sigmoid(q @ k.mT)\n    return w @ v, w\n"
     assert _lines(a, names) != _lines(b, names)
+    assert _lines("y = np.mean(x)", names) != _lines("y = x.mean()", names)     # numpy's, not torch's
     assert sim.normalise("x = (\n", names) == [("x=(", 1, 1)]        # does not parse: lines kept
     assert sim.normalise("%time y = f(x)  # a magic\n!ls", names) == []
 
@@ -110,6 +129,28 @@ def test_class_of_37_every_copy_flagged_and_no_independent_pair(capsys, course):
     assert recall == 1.0, f"copies not flagged: {sorted(map(sorted, copies - pairs))}"
     assert precision == 1.0, f"independent pairs flagged: {sorted(map(sorted, pairs - copies))}"
     assert master == {"master-renamed.ipynb"}
+
+
+@pytest.mark.parametrize("copied", ["a student", "the master"])
+def test_seven_identical_notebooks_of_thirteen_are_all_flagged(copied, course, tmp_path):
+    """Issue 29: seven of thirteen wrote byte-identical answers, so their fingerprints were held by
+    half the class and counted for nothing: none was flagged, and '0 alike to the master'. Each
+    pair of identical notebooks is flagged now, and, when they are the master's answers, each
+    beside the master; the six honest students still are not."""
+    choices = sc.honest_choices(7)
+    books = {f"honest{i:02d}.ipynb": sc.notebook(sc.honest_cells(c)) for i, c in enumerate(choices[1:])}
+    same = sc.notebook(sc.master_cells() if copied == "the master" else sc.honest_cells(choices[0]))
+    copies = {f"same{i}.ipynb" for i in range(7)}
+    books.update({name: same for name in copies})
+    flags = sim.compare(sc.answer_rows(books), course, sim.master_answers(sc.NAME))
+    pairs, master = _found(flags)
+    assert pairs == {frozenset((a, b)) for a in copies for b in copies if a < b}
+    assert master == (copies if copied == "the master" else set())
+    assert all(f.identical and f.score == 1.0 for f in flags)
+    section = sim.html_section(flags, sim.THRESHOLD, 0.1, len(books), True, shown=2)
+    assert "identical answers" in section and "class='hit'" in section
+    sim.write_csv(tmp_path, flags)
+    assert (tmp_path / "similarity.csv").read_text().count("\n") == 1 + len(flags)
 
 
 @pytest.mark.slow

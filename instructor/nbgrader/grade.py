@@ -5,9 +5,9 @@ course directory (or with ``--course-dir``), after ``nbgrader collect``:
 
 1. it reads every submission first, then runs ``nbgrader autograde ASSIGNMENT`` (unless
    ``--no-autograde``), which in this course runs none of the student's code
-   (``nbgrader_plugins.RunNothing``: the tests would run unsandboxed in nbgrader's kernel), so that
-   nbgrader has its autograded notebooks and its gradebook rows: the formgrader, manual grading,
-   feedback and ``nbgrader export`` keep working;
+   (:class:`instructor.nbgrader.plugins.RunNothing`: the tests would run unsandboxed in nbgrader's
+   kernel), so that nbgrader has its autograded notebooks and its gradebook rows: the formgrader,
+   manual grading, feedback and ``nbgrader export`` keep working;
 2. it grades every ``submitted/<student>/ASSIGNMENT/ASSIGNMENT.ipynb`` with the course's engine, the
    one ``course grade`` runs (each notebook in its own sandboxed process answering requests, the
    tests in a judge process, the rules read statically): the notebook is read in Otter's form
@@ -17,7 +17,9 @@ course directory (or with ``--course-dir``), after ``nbgrader collect``:
    (``nbgrader.api.Gradebook``): ``auto_score`` of every autograded grade cell (``qN-test_name``,
    or ``qN-tests`` for an all-or-nothing question) is what the judge gave, replacing what the
    tests computed in the student's kernel. Hand-graded cells and scores you entered by hand are
-   left alone.
+   left alone. A row whose code the rules flagged (``suspicious code: ...``) is held, as the
+   gradebook import and the Gradescope total hold it: its cells get 0 and *needs manual grade*,
+   so that ``nbgrader export`` carries nothing nobody has read, and its points are printed.
 
 So formgrader and ``nbgrader export`` show the engine's scores; per question they are ``course
 grade``'s (``tests/test_nbgrader_grading.py``). The engine's own output (``grades.csv``, each row's
@@ -31,11 +33,20 @@ import os
 import shutil
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
-from .nbgrader_plugins import question_of
+from autograder import api
+from autograder.config import SANDBOX_MODES, GradeConfig, GradingError, SandboxMode, default_workers
+from autograder.report import is_flagged
+
+from .commands import nbgrader, nbgrader_env
+from .plugins import question_of
 
 GRADED_AS = "course-grade"          # DIR/course-grade/ASSIGNMENT/: the engine's output folder
+# SQLAlchemy's warning about nbgrader's own add_submission (an autoflush while it builds the rows);
+# harmless, and not the instructor's to act on: kept out of the output, here and in autograde's
+SA_NOISE = "Object of type <SubmittedAssignment> not in session"
 
 
 def is_test_cell(cell) -> bool:
@@ -93,6 +104,7 @@ def write_gradebook(db_url: str, assignment: str, asg, results: list, students: 
 
     done = []
     questions = {q.name: q for q in asg.auto}
+    warnings.filterwarnings("ignore", message=SA_NOISE)
     with Gradebook(db_url) as gb:
         for r in results:
             student = students.get(r.file)
@@ -110,6 +122,7 @@ def write_gradebook(db_url: str, assignment: str, asg, results: list, students: 
                     gid = grade_ids(q, c.name)
                     points[gid] = points.get(gid, 0.0) + float(c.points)
             written = 0
+            held = is_flagged(r.status)         # its points wait for a person, as on every platform
             for q in asg.auto:
                 ids = [f"{q.name}-tests"] if q.all_or_nothing else [f"{q.name}-{c.name}" for c in q.cases]
                 for gid in ids:
@@ -117,76 +130,79 @@ def write_gradebook(db_url: str, assignment: str, asg, results: list, students: 
                         grade = gb.find_grade(gid, assignment, assignment, student)
                     except MissingEntry:
                         continue
-                    grade.auto_score = points.get(gid, 0.0)     # a row that did not run earns nothing
-                    grade.needs_manual_grade = False
+                    grade.auto_score = 0.0 if held else points.get(gid, 0.0)   # not run: nothing earned
+                    grade.needs_manual_grade = held
                     written += 1
             gb.db.commit()
+            if held:
+                done.append(f"HELD {student}: {r.total:g} / {asg.max_points:g} automatic points not written "
+                            f"({written} cells at 0, marked for manual grading in the formgrader), "
+                            f"{r.status}")
+                continue
             done.append(f"{student}: {r.total:g} / {asg.max_points:g} automatic points ({written} cells)"
                         + ("" if r.status == "ok" else f", {r.status}"))
     return done
 
 
+class AutogradeFailed(GradingError):
+    """``nbgrader autograde`` itself failed (exit 1): nothing was written to the gradebook."""
+
+    exit_code = 1
+
+
 def main(argv: list[str] | None = None) -> int:
-    from autograder import assignment as assignment_mod
-    from autograder import grade
-
-    from .nbgrader_course import nbgrader, nbgrader_env
-
     p = argparse.ArgumentParser(prog="course nbgrader", description=__doc__.split("\n")[0])
     p.add_argument("assignment", help="NN_name, as in nbgrader's source/ folder")
     p.add_argument("--course-dir", type=Path, default=Path("."), help="nbgrader's course directory")
     p.add_argument("--no-autograde", action="store_true",
                    help="do not run `nbgrader autograde` first (it already ran)")
-    p.add_argument("--workers", type=int, default=max(1, min(4, os.cpu_count() or 1)))
-    p.add_argument("--sandbox", choices=["auto", "isolated", "user", "weak"], default="auto")
+    p.add_argument("--workers", type=int, default=default_workers())
+    p.add_argument("--sandbox", choices=SANDBOX_MODES, default="auto")
     args = p.parse_args(argv)
-    root = args.course_dir.resolve()
-    name = args.assignment
-    db = root / "gradebook.db"
     try:
-        asg = assignment_mod.load(name)
-    except assignment_mod.AssignmentError as exc:
+        lines = grade_course(args.course_dir.resolve(), args.assignment, workers=args.workers,
+                             sandbox=args.sandbox, autograde=not args.no_autograde)
+    except GradingError as exc:
         print(f"course nbgrader: {exc}", file=sys.stderr)
-        return 2
+        return exc.exit_code
+    for line in lines:
+        print(line)
+    return 0
+
+
+def grade_course(root: Path, name: str, *, workers: int, sandbox: SandboxMode, autograde: bool) -> list[str]:
+    """``course nbgrader``: the class of ``name`` in the course directory ``root`` graded (see the
+    module's docstring); returns what it did, a line a student. Raises GradingError."""
+    asg = api.load_assignment(name)
+    db = root / "gradebook.db"
     if not (root / "submitted").is_dir():
-        print(f"course nbgrader: no submitted/ in {root} (run `nbgrader collect {name}` first)",
-              file=sys.stderr)
-        return 2
+        raise GradingError(f"no submitted/ in {root} (run `nbgrader collect {name}` first)")
     # The submissions are read before anything else runs (nothing of a student's runs outside the
     # engine's sandbox: the course's autograde runs none of their code, see nbgrader_config.py).
     staging = Path(tempfile.mkdtemp(prefix="course-nbgrader-"))
     os.chmod(staging, 0o700)
     try:
+        config = GradeConfig(submissions=(staging,), assignment=name, out=root / GRADED_AS / name,
+                             workers=workers, sandbox=sandbox, progress=False)
         students = stage(root, name, staging)
         if not students:
-            print(f"course nbgrader: no submitted/*/{name}/{name}.ipynb in {root}", file=sys.stderr)
-            return 2
-        if not args.no_autograde:
+            raise GradingError(f"no submitted/*/{name}/{name}.ipynb in {root}")
+        if autograde:
             env = {k: v for k, v in nbgrader_env(root).items() if k != "COURSE_NBGRADER_KERNEL"}
+            env["PYTHONWARNINGS"] = ",".join(filter(None, [env.get("PYTHONWARNINGS"), f"ignore:{SA_NOISE}"]))
             done = nbgrader(root, "autograde", name, env=env)
             sys.stderr.write(done.stderr[-20000:])
             if done.returncode != 0:
-                print(f"course nbgrader: `nbgrader autograde {name}` failed (exit {done.returncode})",
-                      file=sys.stderr)
-                return 1
+                raise AutogradeFailed(f"`nbgrader autograde {name}` failed (exit {done.returncode})")
         if not db.exists():
-            print(f"course nbgrader: no gradebook.db in {root} (run `nbgrader autograde {name}` first)",
-                  file=sys.stderr)
-            return 2
-        out = root / GRADED_AS / name
-        gargs = grade.parse_args([str(staging), "--assignment", name, "--out", str(out), "--workers",
-                                  str(args.workers), "--sandbox", args.sandbox, "--no-progress"])
-        outcome = grade.run(gargs, asg)
-        if isinstance(outcome, int):
-            return outcome
-        grade.warn(outcome)
+            raise GradingError(f"no gradebook.db in {root} (run `nbgrader autograde {name}` first)")
+        outcome = api.grade(config)
+        api.warn(outcome)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    for line in write_gradebook(f"sqlite:///{db}", name, asg, outcome.results, students):
-        print(line)
-    print(f"gradebook: the automatic scores of {len(students)} submission(s) of {name} are the engine's "
-          f"(sandbox: {outcome.mode}); formgrader and `nbgrader export` show them")
-    return 0
+    return write_gradebook(f"sqlite:///{db}", name, asg, outcome.results, students) + [
+        f"gradebook: the automatic scores of {len(students)} submission(s) of {name} are the engine's "
+        f"(sandbox: {outcome.mode}); formgrader and `nbgrader export` show them"]
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ place of the magic, so that the rules read them as the cell's own code."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+
+from .syntax import own_expressions, plain_strings
 
 # The magics whose body still runs under the grader (autograder/runner.py, _Shell.RUN_BODY): the
 # rules read their bodies as the cell's own code.
@@ -12,16 +13,12 @@ RUN_BODY = {"time", "timeit", "capture", "prun"}
 _MAGIC_CALLS = {"run_cell_magic": 2, "run_line_magic": 1}     # where the code is among the arguments
 
 
-def _plain_strings(args: list[ast.expr]) -> bool:
-    return all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in args)
-
-
 def _magic_body(node: ast.AST, depth: int) -> list[ast.stmt] | None:
     """The statements a ``run_cell_magic``/``run_line_magic`` call runs under the grader (a magic
     in RUN_BODY, called with plain strings), unfolded in turn; None for any other node."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
             and node.func.attr in _MAGIC_CALLS and len(node.args) > _MAGIC_CALLS[node.func.attr]
-            and _plain_strings(node.args) and node.args[0].value in RUN_BODY and depth < 8):
+            and plain_strings(node.args) and node.args[0].value in RUN_BODY and depth < 8):
         return None
     try:
         inner = _unfold_magics(ast.parse(_transform(node.args[_MAGIC_CALLS[node.func.attr]].value)),
@@ -29,14 +26,6 @@ def _magic_body(node: ast.AST, depth: int) -> list[ast.stmt] | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return inner.body or [ast.Pass()]
-
-
-def _own_expressions(stmt: ast.stmt) -> Iterable[ast.AST]:
-    """Every node in a statement's own expressions (not in the statements nested in its body)."""
-    for _, value in ast.iter_fields(stmt):
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, (ast.expr, ast.withitem, ast.keyword, ast.arguments, ast.comprehension)):
-                yield from ast.walk(item)
 
 
 def _unfold_magics(tree: ast.Module, depth: int = 0) -> ast.Module:
@@ -55,20 +44,20 @@ def _unfold_magics(tree: ast.Module, depth: int = 0) -> ast.Module:
                 inner = _magic_body(node.value, depth)
                 if inner is not None:
                     return inner
-            extra = [s for n in _own_expressions(node) for s in (_magic_body(n, depth) or [])]
+            extra = [s for n in own_expressions(node) for s in (_magic_body(n, depth) or [])]
             return [node, *extra] if extra else node
 
     return ast.fix_missing_locations(Unfold().visit(tree))
 
 
-def _computed_magic(node: ast.AST) -> bool:
+def computed_magic(node: ast.AST) -> bool:
     """A ``run_cell_magic``/``run_line_magic`` call left after :func:`_unfold_magics` that may run
     code the rules have not read: its arguments are not all plain strings, or it names a magic
     whose body runs (not a statement of its own as IPython writes it, or nested too deep)."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
             and node.func.attr in _MAGIC_CALLS):
         return False
-    return not _plain_strings(node.args) or (bool(node.args) and node.args[0].value in RUN_BODY)
+    return not plain_strings(node.args) or (bool(node.args) and node.args[0].value in RUN_BODY)
 
 
 def _transform(source: str) -> str:
@@ -80,7 +69,7 @@ def _transform(source: str) -> str:
         return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
 
 
-def _strip_magics(source: str) -> str:
+def strip_magics(source: str) -> str:
     """The cell as plain Python: IPython syntax made harmless, and the bodies of the magics that
     still run (``%%capture``, ``%%time``, ``%time x = ...``) put in place of the magic."""
     text = _transform(source)
@@ -90,7 +79,3 @@ def _strip_magics(source: str) -> str:
         return ast.unparse(_unfold_magics(ast.parse(text)))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return text
-
-
-
-

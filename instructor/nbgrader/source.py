@@ -1,10 +1,4 @@
-"""nbgrader: the course as an nbgrader course directory, built from the same masters.
-
-    nbgrader/nbgrader_config.py           the course's nbgrader settings (run nbgrader from nbgrader/)
-    nbgrader/nbgrader_plugins.py          a copy of instructor/nbgrader_plugins.py, which the config imports
-    nbgrader/source/NN_name/NN_name.ipynb the master as an nbgrader source notebook
-    nbgrader/source/NN_name/course/       the student package, released to students with the notebook
-                                          (as `course release --upto NN_name` ships it)
+"""A master as an nbgrader source notebook (nbgrader/source/NN_name/NN_name.ipynb).
 
 How a master's cells become nbgrader cells (grade_ids in brackets):
 - a code answer cell (a cell with solution lines, inside BEGIN/END SOLUTION): an "autograded answer"
@@ -25,35 +19,19 @@ How a master's cells become nbgrader cells (grade_ids in brackets):
   checksums report and undo any edit at autograde [given_NN, text_NN].
 - cells the Otter build skips when grading (tagged `otter_ignore`: long training runs and the
   plots made from them) get a grade_id ending in `-skipped`; the course's nbgrader_config.py runs
-  autograde with `nbgrader_plugins.SkipUngraded`, which does not run them, as `course grade`.
+  autograde with `SkipUngraded` (:mod:`instructor.nbgrader.plugins`), which does not run them, as
+  `course grade` does not.
 - the setup cell is the nbgrader one below (no Otter, no Colab): under `nbgrader validate` and
   `autograde` it seeds the random numbers and turns quick mode on, as `course grade` does.
 
 Per-question points: every grade_id starts with its question (`q3-test_hot_and_cold`), and
 `nbgrader export` (with the config's `QuestionCsvExport`) adds them up per question, which is what
 `course grade` reports per question.
-
-`course build` calls :func:`build_nbgrader`; `python -m instructor.nbgrader_course [--check] [NN_name...]`
-does the same on its own.
 """
 from __future__ import annotations
 
 import ast
 import re
-import shutil
-import sys
-from pathlib import Path
-
-from . import release
-from .masters import NAMES
-
-ROOT = Path(__file__).resolve().parent.parent
-NBGRADER = ROOT / "nbgrader"
-SOURCE = NBGRADER / "source"
-COURSE_ID = "transformer-from-scratch"
-
-# ----------------------------------------------------------------------------------------------
-# At build time: master -> nbgrader source notebook.
 
 SETUP = '''\
 # GIVEN: setup. Run this cell first. It finds the course package (the `course` folder next to this
@@ -231,7 +209,7 @@ def source_notebook(name: str, master=None):
 
     from autograder.assignment import resolve_points
 
-    from .masters import answer_code, read_master
+    from ..masters import answer_code, read_master
 
     master = master or read_master(name)
     cells: list = []
@@ -380,244 +358,3 @@ def _new(cell, source: str, metadata: dict):
     return nbformat.v4.new_code_cell(source, metadata=metadata)
 
 
-# ----------------------------------------------------------------------------------------------
-# At build time: the course directory.
-
-CONFIG = '''\
-"""nbgrader settings of the course "Transformer from Scratch" (written by `course build`).
-
-Run nbgrader from this folder (the course directory): source/NN_name/ holds each notebook and the
-course package released with it. See docs/platforms.md, "JupyterHub and nbgrader".
-"""
-import os
-import sys
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor  # noqa: E402
-from nbgrader.preprocessors import (  # noqa: E402
-    AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, DeduplicateIds, GetGrades, IgnorePattern,
-    LimitOutput, OverwriteKernelspec, SaveAutoGrades,
-)
-from nbgrader_plugins import (  # noqa: E402
-    KeepSkippedOutputs, KeepStudentOutputs, OverwriteReleasedCells, QuestionCsvExport, RunNothing,
-    SkipUngraded,
-)
-
-c = get_config()  # noqa: F821
-c.CourseDirectory.course_id = "{course_id}"
-
-# Answers: the student sees the prompt of each answer cell; the solution region leaves nothing behind.
-c.ClearSolutions.code_stub = {{"python": ""}}
-c.ClearSolutions.text_stub = "{text_stub}"
-
-# Autograde runs none of the student's code (RunNothing): in nbgrader's kernel it would run
-# unsandboxed, in your account, in this folder. The scores of record come from `course nbgrader
-# NN_name` (the course's engine, each notebook sandboxed), which runs this autograde first, for
-# nbgrader's records, and then writes the judge's points into the gradebook. Locked cells are
-# compared with the text students got (hidden tests removed): only an edited one is reported.
-# COURSE_NBGRADER_KERNEL=1 runs the tests in the student's kernel as stock nbgrader does (the
-# cells marked -skipped, long training, are not run; at most {timeout} s per cell): only for
-# comparing with nbgrader's own autograde, never for grades.
-c.Execute.timeout = {timeout}
-IN_KERNEL = os.environ.get("COURSE_NBGRADER_KERNEL") == "1"
-EXECUTE, OUTPUTS = (SkipUngraded, KeepSkippedOutputs) if IN_KERNEL else (RunNothing, KeepStudentOutputs)
-c.Autograde.sanitize_preprocessors = [
-    OUTPUTS, DeduplicateIds, OverwriteKernelspec, OverwriteReleasedCells, CheckCellMetadata,
-]
-c.Autograde.autograde_preprocessors = [
-    EXECUTE, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
-    AssignLatePenalties, CheckCellMetadata,
-]
-
-# Feedback shows a hidden test only as its result and hint (autograde put its code back in the notebook).
-c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
-
-# `nbgrader export`: nbgrader's columns, then the points of each question (q1, q2, ...).
-c.ExportApp.plugin_class = QuestionCsvExport
-'''
-
-GITIGNORE = """\
-# copies of the course package, written by `course build` next to each notebook (not committed:
-# they are course/ itself)
-source/*/course/
-# what nbgrader writes when it runs in this folder
-gradebook.db
-release/
-submitted/
-autograded/
-feedback/
-exchange/
-*.log
-"""
-
-
-def course_files(names: list[str]) -> dict[str, bytes]:
-    """{path under nbgrader/: bytes} of the whole course directory for the given masters."""
-    import nbformat
-
-    files: dict[str, bytes] = {
-        "nbgrader_config.py": CONFIG.format(course_id=COURSE_ID, text_stub=TEXT_STUB, timeout=120).encode(),
-        "nbgrader_plugins.py": (ROOT / "instructor" / "nbgrader_plugins.py").read_bytes(),
-        ".gitignore": GITIGNORE.encode(),
-    }
-    for name in names:
-        nb, _ = source_notebook(name)
-        files[f"source/{name}/{name}.ipynb"] = (nbformat.writes(nb) + "\n").encode()
-        for path in release.package_files(NAMES[:NAMES.index(name) + 1]):   # as a release up to it
-            files[f"source/{name}/course/{path.relative_to(ROOT / 'course').as_posix()}"] = path.read_bytes()
-    return files
-
-
-def build_nbgrader(names: list[str] | None = None, out: Path = NBGRADER) -> list[str]:
-    """Write nbgrader/ from the masters (default: all that exist); returns the paths that changed,
-    relative to the repository (or to `out`'s parent). Files of a built notebook that the build no
-    longer makes are removed; notebooks not named are left alone."""
-    from .masters import masters
-
-    names = names or masters()
-    files = course_files(names)
-    changed: list[str] = []
-    base = out.parent
-
-    def committed(rel: str) -> bool:          # the copies of course/ are written, not committed
-        return not (rel.startswith("source/") and rel.split("/")[2:3] == ["course"])
-
-    for rel, data in sorted(files.items()):
-        path = out / rel
-        if not path.exists() or path.read_bytes() != data:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
-            if committed(rel):
-                changed.append(str(path.relative_to(base)))
-    for name in names:
-        folder = out / "source" / name
-        for path in sorted(folder.rglob("*")):
-            rel = path.relative_to(out).as_posix()
-            if path.is_file() and rel not in files and "__pycache__" not in path.parts:
-                path.unlink()
-                if committed(rel):
-                    changed.append(str(path.relative_to(base)))
-    for folder in sorted((out / "source").glob("*")) if (out / "source").exists() else []:
-        if folder.is_dir() and folder.name not in masters():
-            shutil.rmtree(folder)
-            changed.append(str(folder.relative_to(base)))
-    return changed
-
-
-# ----------------------------------------------------------------------------------------------
-# For tests and benchmarks: submissions in nbgrader's form.
-
-def filled_notebook(released, answers: dict[str, str]):
-    """A released notebook with the master's answers written in (what a student with the model
-    answers would submit)."""
-    import copy
-
-    nb = copy.deepcopy(released)
-    for cell in nb.cells:
-        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if gid in answers and cell.metadata.nbgrader.get("solution"):
-            cell.source = answers[gid]
-    return nb
-
-
-def mutant_notebook(filled, mutant):
-    """`filled` with the answer cell that defines `mutant.replaces` swapped for the mutant's code
-    (the last such cell, as autograder.mutants does for Otter's notebook)."""
-    import copy
-
-    from autograder.mutants import defines
-
-    nb = copy.deepcopy(filled)
-    cells = [c for c in nb.cells if c.cell_type == "code" and mutant.replaces in defines(c.source)
-             and not c.get("metadata", {}).get("nbgrader", {}).get("grade")]
-    if not cells:
-        raise ValueError(f"{mutant.notebook}/{mutant.name}: no cell defines {mutant.replaces}")
-    cells[-1].source = mutant.code
-    return nb
-
-
-def pick_mutants(name: str, fail: int = 3, passing: int = 1) -> list:
-    """Mutants of one notebook for a comparison: `fail` wrong answers spread over the questions
-    (one per question in turn), then `passing` alternative right answers."""
-    from autograder.mutants import load_mutants
-
-    mutants = load_mutants(name)
-    by_question: dict[str, list] = {}
-    for m in mutants:
-        if m.expect == "fail":
-            by_question.setdefault(m.question, []).append(m)
-    picked: list = []
-    while len(picked) < fail and any(by_question.values()):
-        for q in list(by_question):
-            if by_question[q] and len(picked) < fail:
-                picked.append(by_question[q].pop(0))
-    return picked + [m for m in mutants if m.expect == "pass"][:passing]
-
-
-def nbgrader_env(root: Path, extra: dict | None = None) -> dict:
-    """The environment nbgrader's commands run in: this Python's bin on PATH (nbgrader runs the
-    `alembic` command when it makes a gradebook), and the stories read from the local copy when
-    there is one (kernels inherit it)."""
-    import os
-
-    from course.data import CACHE_NAME, cache_dir
-
-    env = dict(os.environ)
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    stories = cache_dir() / CACHE_NAME
-    if stories.exists() and "COURSE_STORIES_FILE" not in env:
-        env["COURSE_STORIES_FILE"] = str(stories)
-    env.setdefault("COURSE_DATA_CACHE", str(root / ".cache"))
-    env.setdefault("OMP_NUM_THREADS", "1")
-    env.update(extra or {})
-    return env
-
-
-def nbgrader(root: Path, *args: str, timeout: float = 1800, env: dict | None = None):
-    """Run one nbgrader command in the course directory `root`; the CompletedProcess."""
-    import subprocess
-
-    return subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=root, env=env or nbgrader_env(root),
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def submit(root: Path, name: str, student: str, nb) -> Path:
-    """Put a notebook where `nbgrader collect` would: submitted/<student>/<name>/<name>.ipynb."""
-    import nbformat
-
-    folder = root / "submitted" / student / name
-    folder.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, folder / f"{name}.ipynb")
-    return folder / f"{name}.ipynb"
-
-
-def read_export(path: Path) -> dict[tuple[str, str], dict[str, str]]:
-    """`nbgrader export`'s CSV as {(assignment, student): row}."""
-    import csv
-
-    with open(path, newline="", encoding="utf-8") as f:
-        return {(r["assignment"], r["student_id"]): r for r in csv.DictReader(f)}
-
-
-def main(argv: list[str] | None = None) -> int:
-    import argparse
-
-    from .masters import masters
-
-    parser = argparse.ArgumentParser(prog="python -m instructor.nbgrader_course",
-                                     description="Write nbgrader/ (nbgrader's course directory).")
-    parser.add_argument("notebooks", nargs="*", help="NN_name of the masters (default: all)")
-    parser.add_argument("--check", action="store_true", help="fail if nbgrader/ was out of date")
-    args = parser.parse_args(argv)
-    unknown = [n for n in args.notebooks if n not in NAMES]
-    if unknown:
-        parser.error(f"unknown notebook(s) {unknown}; choose from {NAMES}")
-    changed = build_nbgrader(args.notebooks or None)
-    for path in changed:
-        print(f"updated {path}")
-    print(f"nbgrader: {len(args.notebooks or masters())} notebook(s); {len(changed)} file(s) changed")
-    return 1 if args.check and changed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,9 @@
 """The nbgrader side of the course: what `nbgrader_config.py` plugs into nbgrader.
 
-`course build` copies this file to `nbgrader/nbgrader_plugins.py`, next to the course's
-`nbgrader_config.py`, which imports it. It needs nbgrader only (not the course package), so it
-works in the instructor's nbgrader wherever the course folder is copied.
+`course build` writes this file into the course directory as `nbgrader/nbgrader_plugins.py` (not
+committed there: this is its one source), next to the course's `nbgrader_config.py`, which imports
+it. It needs nbgrader only (not the course package), so it works in the instructor's nbgrader
+wherever the course folder is copied.
 
 - `SkipUngraded`: nbgrader's Execute, except that cells whose grade_id ends in `-skipped` are not
   run by `nbgrader autograde` (the cells `course grade` skips: long training runs, tagged

@@ -1,0 +1,217 @@
+"""The grading engine's API: :func:`grade` one batch, :func:`merge` the shards of one.
+
+    from autograder.api import grade
+    from autograder.config import GradeConfig
+    outcome = grade(GradeConfig(submissions=(Path("subs"),), assignment="03_attention", out=Path("g")))
+
+The grader (this process) never runs student code and never shares memory with it. It starts one
+fork server (:mod:`autograder.runner`), hands it one submission per free worker slot, watches
+every running submission in a single event loop (per-cell and per-submission wall-clock limits,
+a cap on what it may send back, every message checked field by field), and when a submission's
+cells have run, has the fork server start that submission's *judge* (:mod:`autograder.judge`),
+which runs the tests here, on the grader's side, by sending the submission requests and judging
+the answers. Only the judge's verdicts count; what the submission's process says about itself can
+only cost it points. Each submission's processes run in a cgroup of their own where the machine
+has them (:mod:`autograder.cgroups`); after each submission the grader kills everything it started,
+removes its cgroup, clears its uid's key rings and deletes its scratch folder. It alone writes the
+output folder. Before any notebook runs, :mod:`autograder.notebook_info` reads every notebook in a
+process of its own: another week's notebook is not run at all, and the manual questions' answers
+(with the figures their cells draw while they run, sent as checked messages) make the hand-grading
+pages (:mod:`autograder.handgrading`). The machinery of one batch is :class:`autograder.batch.Grader`.
+
+Every caller goes through here: the command lines (:mod:`autograder.grade`, ``course grade`` and
+``course merge`` in :mod:`instructor.grade`), the Gradescope zip's runner, ``course nbgrader``, the
+mutant and degenerate suites. A grading that cannot be done raises
+:class:`autograder.config.GradingError` (its message says why; nothing is graded).
+"""
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import assignment as assignment_mod
+from . import cache as cache_mod
+from . import inputs, provenance, report, sandbox, shard_merge, shards, userns
+from . import similarity as similarity_mod
+from .batch import Grader, peak_memory_mb
+from .config import GradeConfig, GradingError, ShardsMissing
+from .results import NO_NAMES, Result, StudentNames
+from .workspace import clear_outputs
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A graded batch (or merged shards), its output folder written: ``out`` (a shard's own folder
+    for a shard), its rows, the sandbox mode they ran in, whether cgroups held them (and the note
+    that says how), and ``meta`` as the report shows it."""
+
+    out: Path
+    results: list[Result]
+    mode: str
+    cgroups: bool
+    cg_note: str
+    meta: dict
+
+
+def load_assignment(name_or_folder: str) -> assignment_mod.Assignment:
+    try:
+        return assignment_mod.load(name_or_folder)
+    except assignment_mod.AssignmentError as exc:
+        raise GradingError(str(exc)) from exc
+
+
+def grade(config: GradeConfig) -> Outcome:
+    """Grade the batch and write the output folder (:mod:`autograder.report`); print the summary.
+    With ``config.shard``: grade that shard's rows only and write its shard result
+    (:mod:`autograder.shards`) into ``config.out/shards/K-of-N``. With ``config.cache``: reuse what
+    an earlier run graded and nothing changed for (:mod:`autograder.cache`)."""
+    t0 = time.monotonic()
+    asg = load_assignment(config.assignment)
+    out, shard = config.out, config.shard
+    if shard is not None:           # the shard writes its own folder; config.out is the merge's
+        out = shards.shard_dir(config.out, shard.k, shard.n)
+        out.mkdir(parents=True, exist_ok=True)
+        shards.clear_shard(out)
+    grader = Grader(config, asg, out)
+    try:                                     # a pod that asked for a user namespace and got none
+        grader.warnings += userns.enforce()
+    except userns.UnsafePod as exc:
+        raise GradingError(f"{exc}; not grading as the node's root with CAP_SYS_ADMIN") from exc
+    limits = {"timeout": config.timeout, "cell_timeout": config.cell_timeout, "memory": config.memory}
+    startup = 0.0
+    try:
+        staging = grader.make_root()
+        try:  # every notebook is streamed into the batch's private staging folder
+            subs = inputs.collect([str(s) for s in config.submissions], staging)
+        except inputs.InputError as exc:
+            raise GradingError(str(exc)) from exc
+        if not subs:
+            raise GradingError("no notebooks found in " + " ".join(map(str, config.submissions)))
+        everyone = subs
+        if shard is not None:      # the whole class was read: names, clashes and caps are the class's
+            subs = shards.select(everyone, shard.k, shard.n)
+        hashes = provenance.content_hashes(subs)    # before any notebook runs (and its staged copy goes)
+        to_run, plan, cache = subs, None, None
+        if config.cache:           # what an earlier run graded and nothing changed for
+            grader.ws.prepare(subs)
+            cache = cache_mod.Cache(config.out.resolve() / cache_mod.CACHE_DIR, asg,
+                                    {**limits, "mode": grader.ws.mode})
+            plan = cache.plan(subs, hashes, grader.ws.out)
+            reused = {r.file for r in plan.reused}
+            to_run = [s for s in subs if s.file not in reused]
+            for s in subs:
+                if s.file in reused and s.path is not None:
+                    s.path.unlink(missing_ok=True)
+        if to_run:
+            grader.start(to_run, prepared=cache is not None, only=plan.partial if plan else None)
+            startup = time.monotonic() - t0
+            results = grader.run()
+        else:                      # an empty shard, or every row reused: nothing to run
+            if cache is None:
+                grader.ws.prepare(subs)
+            startup = time.monotonic() - t0
+            results = []
+    finally:
+        grader.close()
+    for r in results:
+        r.sha256 = hashes.get(r.file, "")
+    ws = grader.ws
+    if cache is not None and plan is not None:
+        results = [cache.splice(r, r.file, plan) if r.file in plan.partial else r for r in results]
+        results = plan.reused + results
+        cache.store(results, subs, ws.out)
+        print(plan.line(cache.folder))
+    meta = {"workers": config.workers, "mode": ws.mode, "mode_note": sandbox.MODE_NOTES[ws.mode],
+            "cgroups": ws.cg.kind if ws.cg else "none", "cgroups_note": ws.cg_note,
+            "warnings": grader.warnings, "wall_seconds": time.monotonic() - t0,
+            "startup_seconds": round(startup, 3), "grader_peak_memory_mb": peak_memory_mb()}
+    if plan is not None:
+        meta["cache"] = {"reused": len(plan.reused), "partial": len(plan.partial), "fresh": plan.fresh}
+    if shard is not None:
+        _write_shard(config, asg, ws.out, results, meta, everyone, subs, limits)
+    else:
+        write_outputs(ws.out, asg, results, meta, similar=config.similarity, names=config.student_names)
+    return Outcome(out=ws.out, results=results, mode=ws.mode, cg_note=ws.cg_note,
+                   cgroups=ws.cg is not None, meta=meta)
+
+
+def _write_shard(config: GradeConfig, asg: assignment_mod.Assignment, out: Path, results: list[Result],
+                 meta: dict, everyone: list[inputs.Submission], subs: list[inputs.Submission],
+                 limits: dict[str, float]) -> None:
+    """A shard's result (:func:`autograder.shards.write_shard`), with where it ran and the gradebook
+    the merge is for; its summary line."""
+    assert config.shard is not None
+    k, n = config.shard.k, config.shard.n
+    meta["slurm"] = shards.slurm_context()
+    meta["kubernetes"] = shards.kubernetes_context()
+    if config.gradebook is not None:      # for the merge's LMS export
+        meta["gradebook"] = [str(config.gradebook.path.resolve()), config.gradebook.column]
+    path = shards.write_shard(out, asg, results, meta, k, n, everyone, [s.file for s in subs],
+                              limits, [str(s) for s in config.submissions])
+    ok = sum(1 for r in results if r.status == "ok")
+    print(f"graded shard {k} of {n} ({len(results)} of {len(everyone)} rows) of {asg.name} in "
+          f"{meta['wall_seconds']:.1f} s ({ok} ok, {len(results) - ok} not ok; sandbox: {meta['mode']}) "
+          f"-> {path}; when every shard is done: course merge {config.out}")
+
+
+def write_outputs(out: Path, asg: assignment_mod.Assignment, results: list[Result], meta: dict, *,
+                  similar: bool, names: StudentNames) -> None:
+    """Everything one grading writes into ``out``, and its summary: one machine's batch and the
+    merge of shards alike (``similar``: compare the submissions with each other)."""
+    report.write_all(out, asg, results, meta, names)
+    if similar:                  # flags for a person to look at: nothing in grades or feedback
+        print(similarity_mod.after_grading(out))
+    ok = sum(1 for r in results if r.status == "ok")
+    how = f"{len(meta['shards'])} shards" if meta.get("shards") else f"{meta['wall_seconds']:.1f} s"
+    print(f"graded {len(results)} submissions of {asg.name} in {how} "
+          f"({ok} ok, {len(results) - ok} not ok; sandbox: {meta['mode']}) -> {out / 'grades.csv'}")
+    if any(q.manual for q in asg.questions):
+        print(f"hand grading: open {out / 'manual'}/<question>.html, fill in "
+              f"{out / 'manual.csv'}, then: course manual {out} FILLED.csv")
+    for line in meta.get("manual_notes", []):
+        print("note: " + line)
+
+
+def merge(*, out: Path, shard_dirs: Sequence[Path] = (), assignment: str | None = None, n: int | None = None,
+          similarity: bool = True, student_names: StudentNames = NO_NAMES) -> Outcome:
+    """``course merge OUT [SHARD_DIR...]``: the shards' results (default: every ``out/shards/*``, of
+    ``n`` shards when given) into ``out``, written as one machine's batch writes them, once every row
+    checked out against the files and the grader running now (:func:`autograder.shard_merge.load_shards`).
+    Nothing is written otherwise: :class:`ShardsMissing` (exit 1) when a shard is missing or
+    unfinished, :class:`GradingError` when one failed for good (exit 3) or the shards do not match the
+    files or the grader (exit 2)."""
+    t0 = time.monotonic()
+    out = Path(out).resolve()
+    try:
+        merged = shard_merge.load_shards(out, list(shard_dirs), assignment, n)
+    except shards.ShardsMissing as exc:
+        raise ShardsMissing(str(exc)) from exc
+    except shards.ShardError as exc:
+        error = GradingError(str(exc))
+        error.exit_code = exc.exit_code
+        raise error from exc
+    asg, meta = merged.asg, merged.meta
+    for line in merged.notes:
+        print("note: " + line)
+    meta["mode_note"] = sandbox.MODE_NOTES.get(meta["mode"], "")
+    warnings: list[str] = []
+    clear_outputs(out, warnings)
+    meta["warnings"] += warnings
+    shard_merge.copy_figures(merged.shard_dirs, out)
+    write_outputs(out, asg, merged.results, meta, similar=similarity, names=student_names)
+    meta["merge_seconds"] = round(time.monotonic() - t0, 3)
+    each = ", ".join(f"shard {m['shard']}: {m['rows']} rows, {m['mode']}" for m in meta["shards"])
+    print(f"merged {merged.n} shards ({each}) in {meta['merge_seconds']:.1f} s")
+    return Outcome(out=out, results=merged.results, mode=meta["mode"], cg_note=meta.get("cgroups_note", ""),
+                   cgroups=meta.get("cgroups", "none") != "none", meta=meta)
+
+
+def warn(outcome: Outcome) -> None:
+    """The batch's last words, on stderr: a sandbox weaker than isolated, no cgroups."""
+    if outcome.mode != "isolated":
+        print("warning: " + sandbox.MODE_NOTES[outcome.mode], file=sys.stderr)
+    if not outcome.cgroups:
+        print("warning: " + outcome.cg_note, file=sys.stderr)

@@ -1,0 +1,228 @@
+"""``course mark`` and its ledger without a browser (no notebook is executed): the hand-grade ledger
+(rubric items, versions, history, the old hand_grades.json), the web application through Flask's
+test client (tokens, the header a change needs, the page's Content-Security-Policy, a refused
+save), and the same LMS files from the browser's route as from the CSV route for the same points.
+test_mark_browser.py drives the real thing in Chromium."""
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+from pathlib import Path
+
+import hostile
+import lms_samples
+import pytest
+
+from autograder import assignment, inputs, report
+from instructor import lms, manual
+from instructor.ledger import Conflict, Ledger, LedgerError
+from instructor.mark.app import create_app
+
+FILES = [f"student{k:02d}_{10100 + k}_{20000 + k}_00_toy.ipynb" for k in range(6)]
+STUDENTS = [(f"Student {k:02d}", str(10100 + k), "", "", "A") for k in range(6)]
+
+
+def graded(tmp_path: Path, name: str = "out") -> Path:
+    """Six rows of the toy assignment as course grade leaves them (q4, 1 point, graded by hand)."""
+    asg = assignment.load(str(hostile.FIXTURE))
+    rows = []
+    for k, f in enumerate(FILES):
+        r = report.Result(file=f, stem=inputs.safe_stem(f), status="ok", sha256=f"{k:064x}",
+                          question_points={"q1": 2.0, "q2": float(k % 3), "q3": 1.0})
+        r.answers = {"q4": {"found": True, "cells": [
+            {"cell": 14, "type": "markdown", "source": f"answer {k} <script>x()</script>",
+             "unanswered": False}]}}
+        rows.append(r)
+    out = tmp_path / name
+    out.mkdir()
+    report.write_all(out, asg, rows, {"workers": 1, "mode": "weak"})
+    return out
+
+
+def keys(out: Path) -> list[tuple[str, str, str]]:
+    return [(f"{k:064x}", f, "q4") for k, f in enumerate(FILES)]
+
+
+# ---------------------------------------------------------------- the ledger
+
+def test_a_grade_is_the_rubrics_sum_clamped_and_an_item_edit_reaches_every_answer(tmp_path):
+    out = graded(tmp_path)
+    led = Ledger(out)
+    k = keys(out)
+    with led.transaction():
+        good = led.add_item("q4", 1.0, "Correct plot", "ana")
+        labels = led.add_item("q4", -0.25, "Axes not labelled", "ana")
+        bonus = led.add_item("q4", 0.5, "Explains why", "ana")
+        led.save(k[0], 0, "ana", items=[good.id, bonus.id])           # 1.5, clamped to 1
+        led.save(k[1], 0, "ana", items=[good.id, labels.id])          # 0.75
+        led.save(k[2], 0, "ana", items=[labels.id])                   # -0.25, clamped to 0
+    assert [led.grade(led.answer(x)) for x in k[:4]] == [1.0, 0.75, 0.0, None]
+    with led.transaction():
+        led.edit_item(labels.id, labels.version, "ben", points=-0.5)
+    assert [led.grade(led.answer(x)) for x in k[:3]] == [1.0, 0.5, 0.0]
+    with pytest.raises(LedgerError, match="applied to 2 answers"), led.transaction():
+        led.edit_item(labels.id, labels.version + 1, "ben", delete=True)
+    entries = led.entries()
+    assert entries[k[1]]["points"] == 0.5
+    assert entries[k[1]]["notes"] == ["+1: Correct plot", "-0.5: Axes not labelled"]
+    assert k[3] not in entries                                          # not graded: no entry
+
+
+def test_the_later_of_two_saves_of_one_answer_is_refused_with_who_changed_it(tmp_path):
+    out = graded(tmp_path)
+    ana, ben = Ledger(out), Ledger(out)                      # two servers, one database
+    k = keys(out)[0]
+    with ana.transaction():
+        item = ana.add_item("q4", 1.0, "Correct", "ana")
+    seen = ben.answer(k).version                              # both opened the answer at version 0
+    with ana.transaction():
+        ana.save(k, 0, "ana", items=[item.id], comment="Good.")
+    with pytest.raises(Conflict) as refused, ben.transaction():
+        ben.save(k, seen, "ben", comment="Nice.")
+    assert "changed by ana" in str(refused.value) and refused.value.now["comment"] == "Good."
+    assert ben.answer(k).comment == "Good."                   # ana's, not written over
+    with ben.transaction():
+        ben.save(k, ben.answer(k).version, "ben", comment="Good. Nice.")
+    history = [(h["who"], h["what"]) for h in ana.history()]
+    assert history == [("ana", "item"), ("ana", "answer"), ("ben", "answer")]
+    assert all(h["at"] for h in ana.history())
+
+
+def test_an_old_hand_grades_json_is_migrated_once_and_kept_aside(tmp_path):
+    out = graded(tmp_path)
+    doc = {"grades": [{"sha256": "0" * 64, "file": FILES[0], "question": "q4", "points": 0.5,
+                       "when": "2025-01-01T00:00:00+00:00"},
+                      {"sha256": "0" * 64, "file": FILES[0], "question": "", "comment": "Old comment.",
+                       "when": "2025-01-01T00:00:00+00:00"}]}
+    (out / "hand_grades.json").write_text(json.dumps(doc))
+    entries = manual.load_ledger(out)
+    assert {(e["file"], e["question"]): e.get("points", e.get("comment")) for e in entries.values()} == {
+        (FILES[0], "q4"): 0.5, (FILES[0], ""): "Old comment."}
+    assert not (out / "hand_grades.json").exists() and (out / "hand_grades.json.migrated").exists()
+    assert manual.load_ledger(out) == entries
+
+
+def test_a_prefilled_cell_is_no_change_so_the_rubric_keeps_the_answer(tmp_path):
+    """Both ways, one source of truth: manual.csv pre-filled from the ledger and merged back as it
+    is changes nothing, so an item edited in the browser since still rules the answer."""
+    out = graded(tmp_path)
+    k = keys(out)
+    led = Ledger(out)
+    with led.transaction():
+        item = led.add_item("q4", 0.5, "Half", "ana")
+        led.save(k[0], 0, "ana", items=[item.id])
+    (out / "manual.csv").write_text("x")                      # course grade wrote one
+    manual.prefill(out)
+    rows = list(csv.reader((out / "manual.csv").open(newline="")))
+    assert rows[1 + sorted(FILES).index(FILES[0])][2] == "0.5"
+    filled = tmp_path / "filled.csv"
+    filled.write_text((out / "manual.csv").read_text())
+    with led.transaction():                                    # in the browser, meanwhile
+        led.edit_item(item.id, 1, "ana", points=1.0)
+    manual.merge(out, filled)
+    assert led.grade(led.answer(k[0])) == 1.0 and led.answer(k[0]).points is None
+
+
+def test_a_merge_that_cannot_finish_leaves_no_database(tmp_path):
+    out = graded(tmp_path)
+    bad = tmp_path / "bad.csv"
+    bad.write_text(f"file,q4\n{FILES[0]},7\n")
+    with pytest.raises(manual.ManualError):
+        manual.merge(out, bad)
+    assert not list(out.glob("hand_grades.sqlite*"))
+
+
+# ---------------------------------------------------------------- the application
+
+TA = {"tok-ana": "ana", "tok-ben": "ben"}
+
+
+def client(out: Path, who: str = "tok-ana", names: bool = False):
+    app = create_app(out, TA, names)
+    c = app.test_client()
+    assert c.get(f"/?token={who}").status_code == 302
+    return c
+
+
+def post(c, path: str, body: dict):
+    return c.post(path, json=body, headers={"X-Mark": "1"})
+
+
+def test_nothing_without_a_token_and_no_change_without_the_header(tmp_path):
+    out = graded(tmp_path)
+    app = create_app(out, TA)
+    anon = app.test_client()
+    assert anon.get("/").status_code == 403 and anon.get("/api/q/q4").status_code == 403
+    assert anon.get("/?token=tok-eve").status_code == 403
+    c = client(out)
+    page = c.get("/q/q4")
+    assert page.status_code == 200
+    csp = page.headers["Content-Security-Policy"]
+    assert "script-src 'self'" in csp and "default-src 'none'" in csp and "unsafe-inline'" not in csp.split(
+        "style-src")[0]
+    assert c.post("/api/q/q4/items", json={"points": 1, "text": "x"}).status_code == 403   # no X-Mark
+    card = c.get("/api/q/q4/0/card").get_data(as_text=True)
+    assert "&lt;script&gt;x()&lt;/script&gt;" in card and "<script" not in card
+    assert not any(f in card for f in FILES)                   # anonymous by default
+    named = client(out, names=True).get("/api/q/q4/0/card").get_data(as_text=True)
+    assert any(f in named for f in FILES)
+
+
+def test_a_save_from_an_old_version_is_refused_with_a_409(tmp_path):
+    out = graded(tmp_path)
+    ana, ben = client(out, "tok-ana"), client(out, "tok-ben")
+    state = post(ana, "/api/q/q4/items", {"points": 1, "text": "Correct"}).get_json()
+    item = state["items"][0]["id"]
+    assert post(ana, "/api/q/q4/0", {"version": 0, "items": [item]}).status_code == 200
+    late = post(ben, "/api/q/q4/0", {"version": 0, "comment": "mine"})
+    assert late.status_code == 409
+    body = late.get_json()
+    assert body["answer"]["items"] == [item] and body["by"][0]["who"] == "ana"
+    bad = post(ana, "/api/q/q4/1", {"version": 0, "points": "3"})          # q4 is worth 1
+    assert bad.status_code == 400 and "between 0 and 1" in bad.get_json()["error"]
+
+
+def test_the_browsers_route_writes_the_same_lms_files_as_the_csv_route(tmp_path):
+    """The same points given through course mark (rubric items) and through manual.csv give the
+    same grades.csv, canvas_import.csv and Moodle grades."""
+    points = {FILES[0]: "1", FILES[1]: "0.5", FILES[2]: "0", FILES[3]: "1", FILES[4]: "0.5", FILES[5]: "0"}
+    book = tmp_path / "gradebook.csv"
+    book.write_bytes(lms_samples.canvas_gradebook(STUDENTS))
+    csv_route, web_route = graded(tmp_path, "csv"), graded(tmp_path, "web")
+    for out in (csv_route, web_route):
+        lms.remember(out, book, None)
+    filled = tmp_path / "filled.csv"
+    filled.write_text("file,q4\n" + "".join(f"{f},{p}\n" for f, p in points.items()))
+    assert manual.main([str(csv_route), str(filled)]) == 0
+    c = client(web_route)
+    state = post(c, "/api/q/q4/items", {"points": 1, "text": "Right"}).get_json()
+    state = post(c, "/api/q/q4/items", {"points": -0.5, "text": "Half wrong"}).get_json()
+    right, half = (i["id"] for i in state["items"])
+    state = post(c, "/api/q/q4/items", {"points": 0, "text": "Nothing"}).get_json()
+    nothing = state["items"][2]["id"]
+    use = {"1": [right], "0.5": [right, half], "0": [nothing]}
+    labels = {a["n"]: a for a in state["answers"]}
+    by_file = {f: n for n, f in enumerate(FILES)}
+    from instructor.mark.folder import Folder
+    rows = Folder(web_route).rows
+    for n, row in enumerate(rows):
+        assert post(c, f"/api/q/q4/{n}", {"version": labels[n]["version"], "items": use[points[row.file]]}
+                    ).status_code == 200, by_file
+    done = post(c, "/api/export", {}).get_json()
+    assert "lines" in done, done
+    for name in ("grades.csv", "canvas_import.csv"):
+        assert (web_route / name).read_bytes() == (csv_route / name).read_bytes(), name
+    stats = list(csv.reader((web_route / "rubric_stats.csv").open(newline="")))
+    assert stats[1:] == [["q4", "1", "1", "Right", "4", "6", "0.67"],
+                         ["q4", "2", "-0.5", "Half wrong", "2", "6", "0.33"],
+                         ["q4", "3", "0", "Nothing", "2", "6", "0.33"]]
+    feedback = (web_route / "feedback" / f"{inputs.safe_stem(FILES[1])}.md").read_text()
+    assert "- q4: 0.5 / 1.0\n  - +1: Right\n  - -0.5: Half wrong" in feedback
+
+
+def test_the_database_is_one_sqlite_file_in_wal_mode(tmp_path):
+    out = graded(tmp_path)
+    Ledger(out).close()
+    mode = sqlite3.connect(out / "hand_grades.sqlite").execute("PRAGMA journal_mode").fetchone()[0]
+    assert mode == "wal"

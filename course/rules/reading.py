@@ -1,0 +1,79 @@
+"""One notebook's code read against the rules: every cell parsed (IPython syntax as Python), the
+scopes and bindings of the first pass, and the findings of the second, by the node they are about."""
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Iterable
+
+from .checker import Checker
+from .findings import Finding, Kind
+from .magics import strip_magics
+from .scopes import Binder, Scopes
+
+_UNREADABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
+
+
+@functools.lru_cache(maxsize=4096)
+def stripped(source: str) -> str:
+    """The cell as plain Python (:func:`strip_magics`; plain Python as it is, which is faster)."""
+    try:
+        ast.parse(source)
+    except _UNREADABLE:
+        return strip_magics(source)
+    return strip_magics(source) if "_magic" in source else source
+
+
+def parse(cells: Iterable[str]) -> list[ast.Module]:
+    """The cells that parse, as syntax trees."""
+    trees = []
+    for source in cells:
+        try:
+            trees.append(ast.parse(stripped(source)))
+        except _UNREADABLE:
+            continue
+    return trees
+
+
+class Reading:
+    """One notebook's code read against the rules: its scopes, bindings and findings. ``given``: the
+    blank notebook's cells (a cell identical to one of them is the course's, not the notebook's own)."""
+
+    def __init__(self, cells: tuple[str, ...], given: frozenset[str]) -> None:
+        self.cells = cells
+        self.own = [c not in given for c in cells]
+        self.trees: list[tuple[int, ast.Module]] = []
+        for i, source in enumerate(cells):
+            try:
+                self.trees.append((i, ast.parse(stripped(source))))
+            except _UNREADABLE:
+                continue
+        self.scopes = Scopes()
+        self.findings: list[Finding] = []
+        self.reached: dict[int, list[tuple[str, object]]] = {}     # what each node reaches
+        binder = Binder(self.scopes)
+        for i, tree in list(self.trees):
+            try:
+                for stmt in tree.body:
+                    binder.run(stmt, self.scopes.module, i)
+            except RecursionError:
+                self.findings.append(Finding(i, tree, "has code nested too deep to read", Kind.FAR))
+        anywhere = self.scopes.anywhere()
+        for i, tree in self.trees:
+            try:
+                Checker(self.scopes, self.findings, anywhere, i, self.reached).visit(tree)
+            except RecursionError:
+                self.findings.append(Finding(i, tree, "has code nested too deep to read", Kind.FAR))
+        self.by_node: dict[int, list[Finding]] = {}
+        for f in self.findings:
+            self.by_node.setdefault(id(f.node), []).append(f)
+
+    def module_names(self) -> frozenset[str]:
+        """The notebook-level names bound to modules only."""
+        return frozenset(name for name, bindings in self.scopes.module.bound.items()
+                         if bindings and all(b.kind == "module" for b in bindings))
+
+
+@functools.lru_cache(maxsize=8)
+def read(cells: tuple[str, ...], given: frozenset[str]) -> Reading:
+    return Reading(cells, given)

@@ -1,0 +1,44 @@
+"""The rules inside the submission's own process: a second signal only, which can take points
+away and never give them (the verdicts are read from the code, on the grader's side)."""
+from __future__ import annotations
+
+from .allowed import FORBIDDEN_NAMES, forbidden_word
+
+
+class Watch:
+    """Records forbidden torch functions and modules used while it is on (a TorchFunctionMode)."""
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+        self._mode = None
+
+    def __enter__(self) -> Watch:
+        from torch.overrides import TorchFunctionMode
+
+        watch = self
+
+        class _Mode(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                name = getattr(func, "__name__", "") or ""
+                word = forbidden_word(name)
+                if word:
+                    watch.used.add(word)
+                return func(*args, **(kwargs or {}))
+
+        self._mode = _Mode()
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._mode is not None:
+            self._mode.__exit__(*exc)
+            self._mode = None
+
+
+def forbidden_modules(module) -> list[str]:
+    """The forbidden nn modules inside ``module`` (found by their classes)."""
+    import torch.nn as nn
+    bad = tuple(getattr(nn, n) for n in FORBIDDEN_NAMES if hasattr(nn, n))
+    if not isinstance(module, nn.Module):
+        return []
+    return sorted({f"uses nn.{type(m).__name__}" for m in module.modules() if isinstance(m, bad)})

@@ -1,0 +1,276 @@
+"""``course mark``'s web application (Flask): pages, and a small JSON API the page's script calls.
+
+Every request needs a TA's session, opened by the link ``course mark`` printed (``/?token=...``,
+compared in constant time; the token is then kept in a cookie that is HttpOnly and SameSite=Strict,
+so no other site's page can use it). A change is a POST with the header ``X-Mark: 1``, which a form
+or a link from another site cannot send. Every response carries a Content-Security-Policy that
+runs only the application's own script: a student's text, output or error in an answer card is
+HTML-escaped by :mod:`autograder.handgrading`, and even a card that escaped nothing could run none.
+
+Routes: ``/`` (progress per question and per TA, export), ``/q/<question>`` (grading), and under
+``/api/``: the question's answers and rubric (``GET /api/q/<q>``), one answer's card, a change to an
+answer (``POST /api/q/<q>/<n>``: a 409 with what is there now when someone saved it first), a new
+rubric item, a change to an item, the export; ``/rubric.csv``, the rubric's statistics.
+"""
+from __future__ import annotations
+
+import csv
+import hmac
+import io
+import secrets
+import threading
+from pathlib import Path
+
+from flask import Flask, Response, abort, jsonify, redirect, render_template, request
+from markupsafe import Markup
+
+from autograder import handgrading
+
+from .. import lms, manual
+from ..ledger import Conflict, Ledger, LedgerError
+from .folder import Folder
+
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src data:; "
+       "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+COOKIE = "course-mark"
+
+
+def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
+    """The application for the graded folder ``out``; ``tokens``: {token: the TA's name}."""
+    app = Flask(__name__)
+    app.config.update(MAX_CONTENT_LENGTH=64 * 1024)
+    folder = Folder(out)
+    ledger = Ledger(out)
+    lock = threading.Lock()                  # one connection, one request at a time uses it
+    app.extensions["course_mark"] = {"folder": folder, "ledger": ledger}
+
+    def who() -> str:
+        token = request.cookies.get(COOKIE, "")
+        for known, name in tokens.items():
+            if hmac.compare_digest(token.encode(), known.encode()):
+                return name
+        abort(403)
+
+    @app.before_request
+    def login():
+        token = request.args.get("token")
+        if token is not None and request.method == "GET":
+            if not any(hmac.compare_digest(token.encode(), t.encode()) for t in tokens):
+                abort(403)
+            response = redirect(request.path)
+            response.set_cookie(COOKIE, token, httponly=True, samesite="Strict")
+            return response
+        who()
+        if request.method == "POST" and request.headers.get("X-Mark") != "1":
+            abort(403)
+        with lock:
+            folder.refresh()
+        return None
+
+    @app.after_request
+    def headers(response: Response) -> Response:
+        response.headers["Content-Security-Policy"] = CSP
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "no-referrer"
+        response.headers["Cache-Control"] = "no-store"
+        return response
+
+    @app.errorhandler(403)
+    def denied(_exc):
+        return render_template("denied.html"), 403
+
+    def question(q: str) -> dict:
+        if q not in folder.questions:
+            abort(404)
+        return folder.questions[q]
+
+    # ------------------------------------------------------------ pages
+
+    @app.get("/")
+    def index():
+        with lock:
+            progress = _progress(folder, ledger)
+        return render_template("index.html", name=folder.name, progress=progress, me=who(),
+                               ledger=str(ledger.path))
+
+    @app.get("/q/<q>")
+    def grade(q: str):
+        spec = question(q)
+        return render_template("grade.html", name=folder.name, q=q, points=spec["points"],
+                               prompt=Markup(handgrading.prompt_html(str(spec.get("prompt", "")))),
+                               me=who(), names=names, questions=list(folder.questions))
+
+    # ------------------------------------------------------------ the API
+
+    @app.get("/api/q/<q>")
+    def answers(q: str):
+        question(q)
+        with lock:
+            return jsonify(_state(folder, ledger, q, names))
+
+    @app.get("/api/q/<q>/<int:n>/card")
+    def card(q: str, n: int):
+        question(q)
+        with lock:
+            if not 0 <= n < len(folder.rows):
+                abort(404)
+            key = folder.keys(ledger, q)[n]
+            given = ledger.grade(ledger.answer(key))
+        return Response(folder.card(n, q, names, given), mimetype="text/html")
+
+    @app.post("/api/q/<q>/<int:n>")
+    def save(q: str, n: int):
+        question(q)
+        body = request.get_json(silent=True) or {}
+        with lock:
+            if not 0 <= n < len(folder.rows):
+                abort(404)
+            key = folder.keys(ledger, q)[n]
+            try:
+                with ledger.transaction():
+                    ledger.save(key, int(body.get("version", -1)), who(),
+                                comment=_text(body.get("comment")), items=_ids(body.get("items")),
+                                points=_number(body.get("points")), typed="points" in body)
+            except Conflict as exc:
+                return jsonify({"error": str(exc), "answer": _answer(ledger, key, n, folder),
+                                "by": exc.by}), 409
+            except (LedgerError, ValueError, TypeError) as exc:
+                return jsonify({"error": str(exc)}), 400
+            return jsonify(_state(folder, ledger, q, names))
+
+    @app.post("/api/q/<q>/items")
+    def add_item(q: str):
+        question(q)
+        body = request.get_json(silent=True) or {}
+        with lock:
+            try:
+                with ledger.transaction():
+                    ledger.add_item(q, float(body.get("points", 0)), _text(body.get("text")) or "", who())
+            except (LedgerError, ValueError, TypeError) as exc:
+                return jsonify({"error": str(exc)}), 400
+            return jsonify(_state(folder, ledger, q, names))
+
+    @app.post("/api/items/<int:item>")
+    def edit_item(item: int):
+        body = request.get_json(silent=True) or {}
+        with lock:
+            try:
+                with ledger.transaction():
+                    changed = ledger.edit_item(item, int(body.get("version", -1)), who(),
+                                               points=_number(body.get("points")),
+                                               text=_text(body.get("text")), delete=bool(body.get("delete")))
+            except Conflict as exc:
+                return jsonify({"error": str(exc), "item": exc.now, "by": exc.by}), 409
+            except (LedgerError, ValueError, TypeError) as exc:
+                return jsonify({"error": str(exc)}), 400
+            return jsonify(_state(folder, ledger, changed.question, names))
+
+    @app.post("/api/export")
+    def export_all():
+        with lock:
+            try:
+                lines = export(folder, ledger)
+            except (manual.ManualError, lms.GradebookError, OSError) as exc:
+                return jsonify({"error": f"nothing was written: {exc}"}), 400
+        return jsonify({"lines": lines})
+
+    @app.get("/rubric.csv")
+    def rubric_csv():
+        with lock:
+            text = stats_csv(folder, ledger)
+        return Response(text, mimetype="text/csv",
+                        headers={"Content-Disposition": f"attachment; filename={folder.name}-rubric.csv"})
+
+    return app
+
+
+def _text(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > 20_000:
+        raise ValueError("not a text")
+    return value
+
+
+def _number(value: object) -> float | None:
+    if value is None or value == "":
+        return None
+    return float(manual.parse_points(str(value)))
+
+
+def _ids(value: object) -> list[int] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(i, int) for i in value):
+        raise ValueError("items must be a list of item ids")
+    return value
+
+
+def _answer(ledger: Ledger, key: tuple, n: int, folder: Folder) -> dict:
+    a = ledger.answer(key)
+    row = folder.rows[n]
+    return {"n": n, "label": row.label, "auto": row.auto, "status": row.status,
+            "grade": ledger.grade(a), "typed": a.points, "items": a.items, "comment": a.comment,
+            "version": a.version, "who": a.who, "at": a.at}
+
+
+def _state(folder: Folder, ledger: Ledger, q: str, names: bool) -> dict:
+    """The question's rubric and every answer's grade (no student's content: that is the card)."""
+    keys = folder.keys(ledger, q)
+    answers = [_answer(ledger, k, n, folder) for n, k in enumerate(keys)]
+    if names:
+        for a, row in zip(answers, folder.rows, strict=True):
+            a["file"] = row.file
+    return {"question": q, "points": folder.questions[q]["points"], "auto_points": folder.auto_points,
+            "items": [i.as_dict() for i in ledger.items(q)], "answers": answers}
+
+
+def _progress(folder: Folder, ledger: Ledger) -> list[dict]:
+    """Per question: answers graded of all, and who graded how many."""
+    out = []
+    for q in folder.questions:
+        graded, by = 0, {}
+        for key in folder.keys(ledger, q):
+            a = ledger.answer(key)
+            if ledger.grade(a) is not None:
+                graded += 1
+                by[a.who] = by.get(a.who, 0) + 1
+        out.append({"q": q, "points": folder.questions[q]["points"], "graded": graded,
+                    "total": len(folder.rows), "by": sorted(by.items())})
+    return out
+
+
+def stats_csv(folder: Folder, ledger: Ledger) -> str:
+    """How often each rubric item was applied, per question, among this run's answers."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\r\n")
+    w.writerow(["question", "item", "points", "text", "applied", "graded answers", "share"])
+    for q in folder.questions:
+        answers = [ledger.answer(k) for k in folder.keys(ledger, q)]
+        graded = [a for a in answers if ledger.grade(a) is not None]
+        for item in ledger.items(q):
+            n = sum(item.id in a.items for a in answers)
+            w.writerow([q, item.position, f"{item.points:g}", item.text, n, len(graded),
+                        f"{n / len(graded):.2f}" if graded else ""])
+    return buf.getvalue()
+
+
+def export(folder: Folder, ledger: Ledger) -> list[str]:
+    """Export: grades.csv, the feedback, the pages and the LMS files from the ledger
+    (:func:`instructor.manual.export`), and rubric_stats.csv; the lines to print."""
+    lines = manual.export(folder.out)
+    return [*lines, f"{write_stats(folder, ledger)}: how often each rubric item was applied"]
+
+
+def write_stats(folder: Folder, ledger: Ledger) -> Path:
+    path = folder.out / "rubric_stats.csv"
+    tmp = path.with_name(f".{path.name}.part")
+    tmp.write_text(stats_csv(folder, ledger), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def new_tokens(names: list[str]) -> dict[str, str]:
+    """One random token per TA (as Jupyter's: 48 hexadecimal digits)."""
+    return {secrets.token_hex(24): name for name in names}
+

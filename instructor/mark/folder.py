@@ -1,0 +1,90 @@
+"""What ``course mark`` shows of a graded folder: the hand-graded questions, every row's answer to
+each (as the hand-grading pages render it), and which ledger entry each answer is.
+
+Read from the folder alone (``questions.json``, ``grades.csv``, ``results/``) and read again when
+``grades.csv`` changes (a re-grade while the server runs). Rows come in an order that says nothing
+about who they are (by :func:`autograder.csvcells.file_key`, a hash of the row's name) and are
+labelled ``#1``, ``#2``, ...; names, files and ids appear only when asked for.
+"""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder import handgrading
+from autograder.csvcells import cell_text, file_key
+from autograder.results import Result
+
+from .. import manual
+from ..gradescope_pdf import load_results
+from ..ledger import Key, Ledger
+
+
+@dataclass
+class Row:
+    """One submission, as the grader left it."""
+
+    file: str
+    sha256: str
+    label: str                    # "#7": what an anonymous page calls it
+    auto: float                   # its automatic points
+    status: str
+    result: Result | None
+
+
+class Folder:
+    """The graded folder's rows and questions, read again when grades.csv changes."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self._stamp: tuple | None = None
+        self.refresh()
+
+    def _mtime(self) -> tuple:
+        st = (self.out / "grades.csv").stat()
+        return (st.st_mtime_ns, st.st_size)
+
+    def refresh(self) -> bool:
+        """Read the folder again if grades.csv changed since; True when it did."""
+        stamp = self._mtime()
+        if stamp == self._stamp:
+            return False
+        folder = manual.Folder(self.out)
+        self.spec = folder.spec
+        self.name = str(self.spec.get("assignment", ""))
+        self.auto_points = float(self.spec.get("auto_points", 0.0))
+        self.questions = {q["name"]: q for q in self.spec["questions"] if q.get("manual")}
+        results = {r.file: r for r in load_results(self.out)}
+        col = folder.header.index("total_points_earned")
+        order = sorted(range(len(folder.files)), key=lambda i: file_key(folder.files[i]))
+        self.rows = [Row(folder.files[i], folder.sha(i), f"#{k}", float(folder.body[i][col] or 0),
+                         cell_text(folder.status.get(folder.files[i], "")), results.get(folder.files[i]))
+                     for k, i in enumerate(order, 1)]
+        self._folder = folder
+        self._by_file = {f: i for i, f in enumerate(folder.files)}
+        self._stamp = stamp
+        return True
+
+    def keys(self, ledger: Ledger, question: str) -> list[Key]:
+        """The ledger key of each row's answer to ``question`` (in :attr:`rows` order): the one a
+        re-grade gives back to it (the same content, :func:`instructor.manual.match`), else a new
+        one of its content and name."""
+        known = {k: {"sha256": k[0], "file": k[1], "question": k[2]} for k in ledger.answers()}
+        applied, _missed = manual.match(self._folder, known)
+        keys = []
+        for row in self.rows:
+            entry = applied.get((self._by_file[row.file], question))
+            keys.append(manual._key(entry) if entry else (row.sha256, row.file, question))
+        return keys
+
+    def card(self, index: int, question: str, names: bool, given: float | None) -> str:
+        """The answer of row ``index`` to ``question`` as the hand-grading pages show it (escaped,
+        its figures checked and embedded, no script), under its anonymous label unless ``names``."""
+        row = self.rows[index]
+        points = float(self.questions[question]["points"])
+        if row.result is None:
+            return (f"<section class='answer'><h2>{html.escape(row.label)}</h2><p class='unanswered'>"
+                    "No results file for this row.</p></section>")
+        return handgrading.answer_html(self.out, question, row.result, None, points, given=given,
+                                       anonymous=None if names else row.label)

@@ -1,0 +1,50 @@
+"""The Gradescope set-up sheet `course build` writes beside each zip (instructor/gradescope_sheet.py):
+the points split into automatic and hand-graded, the container and the timeout from the committed
+measurements, the file students submit, the outline of the hand-graded questions."""
+import json
+
+import pytest
+
+from autograder.assignment import load
+from instructor import gradescope_sheet as gs
+from instructor.masters import NAMES
+
+
+def test_every_notebook_was_measured_on_its_solution_and_heaviest_mutant():
+    doc = json.loads(gs.LIMITS.read_text())
+    assert doc["cpus"] == 0.5
+    for name in NAMES:
+        runs = doc["notebooks"][name]
+        assert {"solution", "heaviest mutant"} <= set(runs), name
+        assert runs["solution"]["score"] == load(name).max_points, name      # the solution: full marks
+        assert all(r["sandbox"] == "user" and r["peak_mb"] > 100 for r in runs.values()), name
+
+
+def test_the_sheet_of_03_splits_the_points_and_names_every_field():
+    text = gs.sheet(load("03_attention"))
+    assert "| Total points | **13**: the automatic points only (1 more are graded by hand in the " \
+           "second assignment: 14 in all) |" in text
+    assert "**Ubuntu / 22.04 / Base**" in text
+    assert "**0.5 CPU, 0.75GB RAM** (the default)" in text and "**10 minutes**" in text
+    assert "one file, **`03_attention.ipynb`**" in text and "**Publish Grades**" in text
+    assert "| q3 | 1 | 2 |" in text                      # the outline of the second assignment
+
+
+def test_a_notebook_near_the_default_memory_gets_the_next_container():
+    peak = max(r["peak_mb"] for r in gs.measured("08_causal")["runs"].values())
+    assert peak * gs.MEMORY_MARGIN > 768
+    assert "**1.0 CPU, 1.5GB RAM**" in gs.sheet(load("08_causal"))
+    assert gs.container(500)[2] == "0.5 CPU, 0.75GB RAM" and gs.container(5000)[2] == "4.0 CPU, 6.0GB RAM"
+    assert gs.timeout_minutes(30) == 10 and gs.timeout_minutes(900) == 40     # 45 needed: at most 40
+
+
+def test_an_unmeasured_notebook_says_how_to_measure_it(tmp_path):
+    text = gs.sheet(load("03_attention"), limits=tmp_path / "none.json")
+    assert "not measured yet: run `python -m benchmarks.gradescope_run --limits" in text
+
+
+@pytest.mark.parametrize("name", ["01_no_talking", "09_gpt"])
+def test_the_sheet_is_written_beside_the_zip(tmp_path, name):
+    path = gs.write(tmp_path, name)
+    assert path == tmp_path / f"{name}-gradescope.md"
+    assert path.read_text().startswith(f"# {name} on Gradescope")
