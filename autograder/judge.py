@@ -211,7 +211,7 @@ def run_tests(t: PipeTransport, tests: list[dict], case_timeout: float, report: 
             case.func(**kwargs)
             passed, message = True, "Test case passed"
         except Exception as exc:
-            message = hints.judge_message(exc, _failure(exc, filename, lines, q))
+            message = hints.judge_message(exc, _failure(exc, filename, lines, q), bool(case.kw.get("hidden")))
             if missing:
                 message += ("\n(not defined in the notebook: " + ", ".join(missing)
                             + " -- was its cell deleted or not run?)")

@@ -34,20 +34,23 @@ def hint_of(message: str) -> str | None:
 
 
 def shown(message: str, failure_message: str | None) -> str | None:
-    """What a student reads of a failed hidden case: the check's hint when it gave one; where the
-    student's code raised, that, then the case's failure message; else the failure message."""
+    """What a student reads of a failed hidden case: the check's hint when it gave one; else the
+    case's failure message, and where the student's code raised, that too."""
     if message.startswith(CRASH):
         crashed = message[len(CRASH):].split(_END, 1)[0]
-        return f"{crashed}. {failure_message}" if failure_message else crashed
+        return f"{failure_message} ({crashed})" if failure_message else crashed
     return hint_of(message) or failure_message
 
 
-def judge_message(exc: BaseException, account: str) -> str:
+def judge_message(exc: BaseException, account: str, hidden: bool = True) -> str:
     """The case's message for a failure: the hint first, when there is one (or where the student's
-    code raised), then the judge's account of where the test failed."""
+    code raised), then the judge's account of where the test failed. A public case's message is
+    the account alone (the student reads it whole), with the line where the student's code raised."""
     if isinstance(exc, Hint):
         return f"{MARK}{exc}{_END}{account}"
     if isinstance(exc, StudentError) and exc.line:
+        if not hidden:
+            return f"{account}\n(in your code at `{exc.line}`)"
         return f"{CRASH}{crash(exc, 'code')}{_END}{account}"
     return account
 

@@ -90,8 +90,10 @@ def test_a_crash_is_shown_with_its_line_and_the_tests_message():
     error.line = "h = self.embed(x) + self.position(torch.arange(L))"
     message = hints.judge_message(error, "Test case failed")
     assert hints.shown(message, "Your network should know where each token is.") == (
-        "your code raised IndexError at `h = self.embed(x) + self.position(torch.arange(L))`. "
-        "Your network should know where each token is.")
+        "Your network should know where each token is. (your code raised IndexError at "
+        "`h = self.embed(x) + self.position(torch.arange(L))`)")
+    public = hints.judge_message(error, "Test case failed", hidden=False)
+    assert public.startswith("Test case failed") and public.endswith(f"(in your code at `{error.line}`)")
     assert hints.shown(hints.judge_message(StudentError("IndexError: x"), "Test case failed"), "M") == "M"
     assert hints.shown(hints.judge_message(Hint("K unused"), "Test case failed"), "M") == "K unused"
 
