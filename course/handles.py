@@ -51,7 +51,7 @@ GIVEN_MARK = "# GIVEN"              # the first line of every GIVEN cell (the co
 SETUP_MARK = "# GIVEN: setup."   # the first line of every notebook's setup cell (instructor/build.py)
 # the cell otter's executor puts first in a notebook it runs (otter/execute/preprocessor.py)
 _OTTER_CELL = re.compile(r'import sys\nsys\.path\.append\(r"[^"\n]*"\)\n?')
-# nbgrader's test cells (instructor/nbgrader_course.py writes them): the course's tests, run in place
+# nbgrader's test cells (instructor/nbgrader/source.py writes them): the course's tests, run in place
 _NBGRADER_TEST = re.compile(r"# test q\w+[ :][^\n]*\n(### BEGIN HIDDEN TESTS\n)?"
                             r"from course\.nbgrader_check import check\n")
 _MASTER_TEST = '""" # BEGIN TEST CONFIG'   # a test cell of a master notebook (course solutions runs them)
