@@ -209,3 +209,39 @@ def test_code_that_hides_what_it_uses_breaks_the_rules_too():
                  "class Block(nn.Module):\n    pass\nnet = torch.load('f.pt', weights_only=True)"):
         said = exercise_rules.verdict([code], None, rules, "q4")
         assert said and said.startswith(f"{exercise_rules.MARK}the grader cannot tell what q4's code"), code
+
+
+def test_a_piece_handed_to_a_function_or_shared_by_another_name_counts():
+    """Red team red1: a forbidden piece stored through a function's argument (a default, a keyword, a
+    dict a helper fills) or through a second name for the same dict is reached all the same."""
+    norm = Exercise(names=("NormalizeByHand",), calls=("torch.nn.functional.layer_norm",))
+    block = Exercise(names=("Block",), pieces=("course.tinydenoiser",))
+    use = "def NormalizeByHand(x):\n    return helpers['norm'](x, x.shape[-1:])\n"
+    ways = {
+        "helper fills a dict": use + "def remember(table, **named):\n    table.update(named)\n"
+                                     "helpers = {}\nremember(helpers, norm=F.layer_norm)",
+        "helper stores by key": use + "def keep(table, piece):\n    table['norm'] = piece\n"
+                                      "helpers = {}\nkeep(helpers, F.layer_norm)",
+        "a lambda": use + "keep = lambda t, p: t.update(norm=p)\nhelpers = {}\nkeep(helpers, F.layer_norm)",
+        "a method": use + "class Keeper:\n    def keep(self, t, p):\n        t['norm'] = p\n"
+                          "helpers = {}\nKeeper().keep(helpers, F.layer_norm)",
+        "dict.update": use + "helpers = {}\ndict.update(helpers, norm=F.layer_norm)",
+        "a name for dict.update": use + "put = dict.update\nhelpers = {}\nput(helpers, norm=F.layer_norm)",
+        "operator.setitem": use + "import operator\nhelpers = {}\noperator.setitem(helpers, 'norm', F.layer_norm)",
+        "a second name": use + "helpers = {}\nnotes = helpers\nnotes['norm'] = F.layer_norm",
+        "a default argument": "def NormalizeByHand(x, by=F.layer_norm):\n    return by(x, x.shape[-1:])",
+        "a helper called later": use + "helpers = {}\ndef setup():\n    remember(helpers, F.layer_norm)\n"
+                                       "def remember(t, p):\n    t['norm'] = p\nsetup()",
+    }
+    for way, code in ways.items():
+        assert exercise_uses([code], norm), way
+    assert exercise_uses(["from course.tinydenoiser import DenoiserBlock as ref\n"
+                          "class Block(nn.Module):\n    def forward(self, x):\n"
+                          "        return parts['forward'](self, x)\n"
+                          "def keep(table, piece):\n    table['forward'] = piece.forward\n"
+                          "parts = {}\nkeep(parts, ref)"], block)
+    honest = ("def NormalizeByHand(x):\n    mean = x.mean(-1, keepdim=True)\n"
+              "    return (x - mean) / x.std(-1, keepdim=True, unbiased=False)\n"
+              "x = torch.randn(4, 6)\nprint(torch.allclose(NormalizeByHand(x), F.layer_norm(x, (6,)), atol=1e-5))\n"
+              "results = {}\nresults['mine'] = NormalizeByHand(x)\nresults['torch'] = F.layer_norm(x, (6,))")
+    assert exercise_uses([honest], norm) == []

@@ -47,14 +47,90 @@ def _root_name(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _touched(node: ast.AST, modules: frozenset[str] = frozenset()) -> set[str]:
+# built-ins that store nothing into what they are handed (their result is new, or plain data)
+_KEEPS_NOTHING = frozenset({
+    "print", "len", "isinstance", "issubclass", "type", "id", "hash", "repr", "str", "int", "float",
+    "bool", "complex", "abs", "round", "min", "max", "sum", "any", "all", "range", "sorted", "reversed",
+    "enumerate", "zip", "list", "tuple", "dict", "set", "frozenset", "format", "divmod", "pow", "ord",
+    "chr", "callable", "help", "dir"})
+
+
+# functions of a module that store into what they are handed
+_STORERS = frozenset({"setitem", "iadd", "iconcat", "ior", "iand", "update", "setdefault", "append",
+                      "extend", "insert", "add"})
+_BUILTIN_TYPES = frozenset({"dict", "list", "set", "object", "type", "collections", "OrderedDict",
+                            "defaultdict", "deque", "ChainMap", "Counter", "SimpleNamespace"})
+
+
+def _held(node: ast.AST | None) -> set[str]:
+    """The names whose objects an expression hands over as they are, or a part of them (``t``,
+    ``t.x``, ``t[0]``, ``[t, u]``, ``{"k": t}``, ``*t``, ``t.get(k)``): what a call handed it may
+    store into, and what an assignment's target may share."""
+    if node is None:
+        return set()
+    if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)) or (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return {_root_name(node)} - {None}
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return set().union(*(_held(e) for e in node.elts))
+    if isinstance(node, ast.Dict):
+        return set().union(*(_held(v) for v in node.values))
+    if isinstance(node, (ast.Starred, ast.NamedExpr)):
+        return _held(node.value)
+    if isinstance(node, ast.IfExp):
+        return _held(node.body) | _held(node.orelse)
+    if isinstance(node, ast.BoolOp):
+        return set().union(*(_held(v) for v in node.values))
+    return set()
+
+
+def _handed(call: ast.Call) -> set[str]:
+    """The names whose objects a call is handed (its arguments, as :func:`_held` reads them)."""
+    return set().union(*(_held(a) for a in [*call.args, *(k.value for k in call.keywords)]))
+
+
+def changers(trees: Iterable[ast.Module]) -> frozenset[str]:
+    """The notebook's functions, classes and methods (by name) that may change an object handed to
+    them: a parameter (not ``self``) that their body changes in place (``def keep(table, **named):
+    table.update(named)``). A call of one changes what it is handed, as a method changes its object."""
+    found = set()
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                methods = [m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+                if any(_changes_a_parameter(m, skip_first=True) for m in methods):
+                    found.add(node.name)
+                found |= {m.name for m in methods if _changes_a_parameter(m, skip_first=True)}
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _changes_a_parameter(node):
+                found.add(node.name)
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda) \
+                    and _changes_a_parameter(node.value):
+                found |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return frozenset(found)
+
+
+def _changes_a_parameter(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
+                         skip_first: bool = False) -> bool:
+    a = fn.args
+    params = [x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x]
+    params = params[1:] if skip_first and (a.posonlyargs or a.args) else params
+    body = fn.body if isinstance(fn.body, list) else [ast.Expr(fn.body)]
+    changed = set().union(*(_touched(b) for b in body)) if body else set()
+    return bool(changed & set(params))
+
+
+def _touched(node: ast.AST, modules: frozenset[str] = frozenset(),
+             changing: frozenset[str] = frozenset(), own: frozenset[str] = frozenset()) -> set[str]:
     """The names whose objects a statement (or a function it defines) may change in place:
     ``h.x = ...``, ``h[k] = ...``, ``del h.x``, ``setattr(h, ...)``, and a method called on
     them anywhere, in a statement of its own or inside an expression (``h.append(...)``,
     ``_ = h.update(f=...)``, ``[h.setdefault(k, v)]``): any method may change its object (inside
     an expression, when it is handed anything but constants: ``q.transpose(-2, -1)`` can put no
-    object into ``q``). ``modules``: names bound to modules only (``y = F.softmax(x)`` changes no object
-    of the notebook's; a change to a module is a finding of its own)."""
+    object into ``q``). So may a call change what it is handed (:func:`_handed_over`): ``keep(h,
+    f=F.layer_norm)``, ``dict.update(h, ...)``. ``modules``: names bound to modules only (``y =
+    F.softmax(x)`` changes no object of the notebook's; a change to a module is a finding of its own);
+    ``changing``: the notebook's functions and methods that change a parameter (:func:`changers`),
+    ``own``: the names it defines with def or class (whose calls store only as ``changing`` says)."""
     names = set()
     statements = {id(n.value) for n in ast.walk(node) if isinstance(n, ast.Expr)}
     for n in ast.walk(node):
@@ -66,7 +142,36 @@ def _touched(node: ast.AST, modules: frozenset[str] = frozenset()) -> set[str]:
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and id(n) in statements:
             names.add(_root_name(n.func.value))
     names |= _changed_by_methods(node, modules, statements)
+    names |= _handed_over(node, modules, changing, own)
     names.discard(None)
+    return names
+
+
+def _handed_over(node: ast.AST, modules: frozenset[str], changing: frozenset[str],
+                 own: frozenset[str]) -> set[str]:
+    """The names handed to a call that may store into them: one of the notebook's ``changing``
+    functions or methods (handed anything); a function that is not the notebook's own (a name bound
+    to ``dict.update``, ``operator.setitem``) or a method taken off a built-in type (``dict.update``),
+    handed two or more objects (one may go into another: ``dict.update(table, norm=F.layer_norm)``);
+    a module's function that stores (``operator.setitem``). Not the built-ins that keep nothing, nor
+    the names local to the function the call is in."""
+    names: set[str] = set()
+    for n, local in _scoped_walk(node):
+        if not isinstance(n, ast.Call) or not isinstance(n.func, (ast.Name, ast.Attribute)):
+            continue
+        callee = n.func.id if isinstance(n.func, ast.Name) else n.func.attr
+        root = _root_name(n.func)
+        objects = [a for a in [*n.args, *(k.value for k in n.keywords)] if not isinstance(a, ast.Constant)]
+        if callee in changing:
+            stores = True
+        elif root in modules:
+            stores = callee in _STORERS
+        elif isinstance(n.func, ast.Name):
+            stores = callee not in _KEEPS_NOTHING and callee not in own and len(objects) >= 2
+        else:
+            stores = root in _BUILTIN_TYPES and len(objects) >= 2
+        if stores:
+            names |= _handed(n) - local - modules
     return names
 
 
@@ -133,8 +238,13 @@ def live(trees: Iterable[ast.Module], modules: frozenset[str] = frozenset()) -> 
     (which may or may not run); every function or class that declares it ``global`` (it may be
     called at any time); every statement that may change its object in place (:func:`_touched`,
     ``modules``: the names bound to modules only)."""
+    trees = list(trees)
+    changing = changers(trees)
+    own = frozenset(n.name for t in trees for n in top_level(t.body)
+                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
     found: dict[str, list[ast.stmt]] = {}
     later: dict[str, list[ast.stmt]] = {}
+    shares: dict[str, set[str]] = {}            # name -> the names whose objects it may share
     for tree in trees:
         direct = {id(s) for s in tree.body}
         for node in top_level(tree.body):
@@ -149,12 +259,43 @@ def live(trees: Iterable[ast.Module], modules: frozenset[str] = frozenset()) -> 
                         for name in n.names:
                             later.setdefault(name, []).append(node)
             if id(node) in direct or not isinstance(node, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
-                for name in _touched(node, modules):
+                for name in _touched(node, modules, changing, own):
                     later.setdefault(name, []).append(node)
+            for target, value in _assigned(node):
+                names = _held(target) if isinstance(target, (ast.Tuple, ast.List)) else {_root_name(target)}
+                for name in names - {None}:
+                    shares.setdefault(name, set()).update(_held(value) - modules - {name})
+    for name in list(later):                    # a change through another name for the same object
+        for other in _sharing(name, shares):
+            later.setdefault(other, []).extend(n for n in later[name] if n not in later.get(other, []))
     for name, nodes in later.items():
         if name in found:
             found[name].extend(nodes)
     return found
+
+
+def _assigned(node: ast.stmt) -> list[tuple[ast.AST, ast.AST | None]]:
+    """(target, value) of an assignment at notebook level (``notes = borrowed``); none otherwise."""
+    if isinstance(node, ast.Assign):
+        return [(t, node.value) for t in node.targets]
+    if isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        return [(node.target, node.value)]
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        return [(node.target, node.iter)]
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return [(i.optional_vars, i.context_expr) for i in node.items if i.optional_vars is not None]
+    return []
+
+
+def _sharing(name: str, shares: dict[str, set[str]]) -> set[str]:
+    """Every name whose object ``name`` may share, through assignments in turn."""
+    seen, todo = set(), [name]
+    while todo:
+        for other in shares.get(todo.pop(), ()):
+            if other not in seen and other != name:
+                seen.add(other)
+                todo.append(other)
+    return seen
 
 
 def followed(statements: dict[str, list[ast.stmt]], roots: Iterable[str],
