@@ -7,6 +7,7 @@ should have been.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -28,6 +29,22 @@ def truth(answer: Any, name: str) -> bool:
         return bool(answer.item())
     assert type(answer) is bool, f"{name} should be True or False, not {type(answer).__name__}"
     return answer
+
+
+def anchored(check: Callable[..., Any], own: tuple, fresh: tuple, what: str) -> bool:
+    """What ``check`` (the check the student was asked to run, recomputed here on their own piece)
+    says on the student's own inputs ``own``. Where it holds there, it must hold on ``fresh`` inputs
+    of the same shapes too: a piece that is right only for the inputs the notebook shows it (a table
+    of answers kept for them) is not a piece the check holds for, and a True said of it is no answer."""
+    if not check(*own):
+        return False
+    try:
+        again = bool(check(*fresh))
+    except Exception:               # the piece fails on inputs it has not seen: the check does not hold
+        again = False
+    assert again, f"{what} holds for your own inputs only: on new ones of the same shapes it does not, so " \
+        "your code answers for the inputs it was shown instead of computing"
+    return True
 
 
 def is_truth(answer: Any) -> bool:

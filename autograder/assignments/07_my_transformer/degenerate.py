@@ -104,8 +104,25 @@ QUESTIONS = {
             ''',
         },
     ),
-    "q2": "counts worked out by hand: the right numbers (n_params, largest_piece) are the answer; "
-          "the count of the student's own MyTransformer is accepted too, and is what that network has",
+    "q2": Question(
+        replaces="n_params",
+        cap=0,
+        keeps="nothing: the right numbers (n_params, largest_piece) are the answer; the count of the "
+              "student's own MyTransformer is accepted too, but only for a network with parameters",
+        variants={
+            # red team red1: the blank template (no parameters) followed through: 0 parameters, and
+            # with every piece of size 0 every name is "the largest" (2/2 before)
+            "empty_network_followed_through": '''
+                class MyTransformer(nn.Module):
+                    def __init__(self, vocab_size, *args, **kwargs):
+                        super().__init__()
+
+                big = MyTransformer(2002)
+                n_params = Count(big)
+                largest_piece = "position"
+            ''',
+        },
+    ),
     "q3": Question(
         replaces="first_unchanged",
         cap=0,

@@ -212,6 +212,20 @@ QUESTIONS = {
                 def SameAsPyTorch(attn, x):
                     return getattr(attn, "bug", None) is None
             ''',
+            # red team red1: no reference at all; the first attention it sees for an input is called
+            # right and every later one compared with it (the tests showed the bug-free one first)
+            "first_answer_memo": '''
+                first_seen = {}
+
+
+                def SameAsPyTorch(attn, x):
+                    out = attn(x).detach()
+                    key = (id(attn), tuple(x.shape), round(float(x.double().sum()), 6))
+                    if key not in first_seen:
+                        first_seen[key] = out
+                        return True
+                    return torch.allclose(out, first_seen[key], atol=1e-5)
+            ''',
         },
     ),
     "q8": Question(

@@ -27,10 +27,15 @@ def test_rows_check(Attention, q, k, v, rows_add_to_one):
     Attention = student(Attention)
     q, k, v = student(q), student(k), student(v)
     answer = answers.truth(student(rows_add_to_one), "rows_add_to_one")
-    # the truth, for your own Attention on your own q, k, v
-    out, weights = Attention(q, k, v)
-    truth = type(weights) is torch.Tensor and weights.dim() >= 1 \
-        and torch.allclose(weights.sum(dim=-1), torch.ones(weights.shape[-1]))
+
+    def rows_sum_to_one(q, k, v):
+        out, weights = Attention(q, k, v)
+        return type(weights) is torch.Tensor and weights.dim() >= 1 \
+            and torch.allclose(weights.sum(dim=-1), torch.ones(weights.shape[-1]))
+    # the truth, for your own Attention on your own q, k, v (and on new ones, where it holds)
+    new = torch.Generator().manual_seed(26)
+    truth = answers.anchored(rows_sum_to_one, (q, k, v), tuple(torch.randn(3, *q.shape, generator=new)),
+                             "That the rows of your weights add up to one")
     assert answer == bool(truth), f"rows_add_to_one is {answer}, but the rows of your weights " \
         f"{'do' if truth else 'do not'} add up to one"
 
@@ -45,9 +50,14 @@ def test_pytorch_check(Attention, q, k, v, agrees_with_pytorch):
     Attention = student(Attention)
     q, k, v = student(q), student(k), student(v)
     answer = answers.truth(student(agrees_with_pytorch), "agrees_with_pytorch")
-    # the truth, for your own Attention on your own q, k, v
-    out, weights = Attention(q, k, v)
-    want = F.scaled_dot_product_attention(q, k, v)
-    truth = type(out) is torch.Tensor and out.shape == want.shape and torch.allclose(out, want, atol=1e-6)
+
+    def agrees(q, k, v):
+        out, weights = Attention(q, k, v)
+        want = F.scaled_dot_product_attention(q, k, v)
+        return type(out) is torch.Tensor and out.shape == want.shape and torch.allclose(out, want, atol=1e-6)
+    # the truth, for your own Attention on your own q, k, v (and on new ones, where it holds)
+    new = torch.Generator().manual_seed(26)
+    truth = answers.anchored(agrees, (q, k, v), tuple(torch.randn(3, *q.shape, generator=new)),
+                             "That your output agrees with F.scaled_dot_product_attention")
     assert answer == bool(truth), f"agrees_with_pytorch is {answer}, but your output " \
         f"{'agrees' if truth else 'does not agree'} with F.scaled_dot_product_attention"

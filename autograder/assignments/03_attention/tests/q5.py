@@ -10,6 +10,7 @@ points = 2
 def test_shuffle_agrees(Attention, q, k, v, perm, shuffle_agrees):
     import torch
 
+    from autograder.checks import answers
     from course.handles import student
     Attention = student(Attention)
     q, k, v, perm = student(q), student(k), student(v), student(perm)
@@ -19,11 +20,16 @@ def test_shuffle_agrees(Attention, q, k, v, perm, shuffle_agrees):
     assert type(answer) is bool, "shuffle_agrees should be True or False (what torch.allclose gives you)"
     assert type(perm) is torch.Tensor and sorted(perm.tolist()) == list(range(q.shape[0])), \
         "perm should be torch.randperm(5): every site once, in a new order"
-    # the truth, for your own Attention on your own q, k, v and perm
-    out, _ = Attention(q, k, v)
-    shuffled_out, _ = Attention(q[perm], k[perm], v[perm])
-    truth = type(out) is torch.Tensor and type(shuffled_out) is torch.Tensor \
-        and shuffled_out.shape == out.shape and torch.allclose(shuffled_out, out[perm], atol=1e-6)
+
+    def shuffles(q, k, v):
+        out, _ = Attention(q, k, v)
+        shuffled_out, _ = Attention(q[perm], k[perm], v[perm])
+        return type(out) is torch.Tensor and type(shuffled_out) is torch.Tensor \
+            and shuffled_out.shape == out.shape and torch.allclose(shuffled_out, out[perm], atol=1e-6)
+    # the truth, for your own Attention on your own q, k, v and perm (and on new q, k, v, where it holds)
+    new = torch.Generator().manual_seed(26)
+    truth = answers.anchored(shuffles, (q, k, v), tuple(torch.randn(3, *q.shape, generator=new)),
+                             "That shuffling the sites shuffles your output")
     assert answer == bool(truth), f"shuffle_agrees is {answer}, but for your Attention it is {bool(truth)}"
 
 

@@ -23,7 +23,9 @@ def test_n_params(n_params, MyTransformer):
         own = sum(t.numel() for t in student(MyTransformer)(2002).params(values=False).values())
     except Exception:
         pass
-    assert got in (1314514, own), "that is not the number of parameters of a default MyTransformer(2002)"
+    # your own count follows through only for a network with parameters (the blank template has none)
+    assert got == 1314514 or (own and got == own), \
+        "that is not the number of parameters of a default MyTransformer(2002)"
 
 
 @test_case(points=1, hidden=True, failure_message='Compare the counts of embed, position, one block, norm and out: which single piece is biggest?')  # noqa: E501
@@ -43,7 +45,8 @@ def test_largest_piece(largest_piece, MyTransformer):
             first = "block" if name.startswith("blocks.0.") else name.split(".")[0]
             if first in sizes:
                 sizes[first] += t.numel()
-        accepted |= {name for name, size in sizes.items() if size == max(sizes.values())}
+        if max(sizes.values()) > 0:      # a network with parameters (the blank template has none)
+            accepted |= {name for name, size in sizes.items() if size == max(sizes.values())}
     except Exception:
         pass
     assert answer in accepted, "that is not the single piece with the most parameters"
