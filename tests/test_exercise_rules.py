@@ -227,7 +227,8 @@ def test_a_piece_handed_to_a_function_or_shared_by_another_name_counts():
                           "helpers = {}\nKeeper().keep(helpers, F.layer_norm)",
         "dict.update": use + "helpers = {}\ndict.update(helpers, norm=F.layer_norm)",
         "a name for dict.update": use + "put = dict.update\nhelpers = {}\nput(helpers, norm=F.layer_norm)",
-        "operator.setitem": use + "import operator\nhelpers = {}\noperator.setitem(helpers, 'norm', F.layer_norm)",
+        "operator.setitem": use + "import operator\nhelpers = {}\n"
+                                  "operator.setitem(helpers, 'norm', F.layer_norm)",
         "a second name": use + "helpers = {}\nnotes = helpers\nnotes['norm'] = F.layer_norm",
         "a default argument": "def NormalizeByHand(x, by=F.layer_norm):\n    return by(x, x.shape[-1:])",
         "a helper called later": use + "helpers = {}\ndef setup():\n    remember(helpers, F.layer_norm)\n"
@@ -242,6 +243,7 @@ def test_a_piece_handed_to_a_function_or_shared_by_another_name_counts():
                           "parts = {}\nkeep(parts, ref)"], block)
     honest = ("def NormalizeByHand(x):\n    mean = x.mean(-1, keepdim=True)\n"
               "    return (x - mean) / x.std(-1, keepdim=True, unbiased=False)\n"
-              "x = torch.randn(4, 6)\nprint(torch.allclose(NormalizeByHand(x), F.layer_norm(x, (6,)), atol=1e-5))\n"
+              "x = torch.randn(4, 6)\n"
+              "print(torch.allclose(NormalizeByHand(x), F.layer_norm(x, (6,)), atol=1e-5))\n"
               "results = {}\nresults['mine'] = NormalizeByHand(x)\nresults['torch'] = F.layer_norm(x, (6,))")
     assert exercise_uses([honest], norm) == []
