@@ -70,7 +70,11 @@ def _held(node: ast.AST | None) -> set[str]:
         return set()
     if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)) or (
             isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
-        return {_root_name(node)} - {None}
+        while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+            if isinstance(node, ast.Call) and not isinstance(node.func, ast.Attribute):
+                return set()            # a new object (``GPT(cfg).eval()``), no one's to share
+            node = node.func.value if isinstance(node, ast.Call) else node.value
+        return {node.id} if isinstance(node, ast.Name) else set()
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         return set().union(*(_held(e) for e in node.elts))
     if isinstance(node, ast.Dict):
@@ -115,8 +119,32 @@ def _changes_a_parameter(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
     params = [x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x]
     params = params[1:] if skip_first and (a.posonlyargs or a.args) else params
     body = fn.body if isinstance(fn.body, list) else [ast.Expr(fn.body)]
-    changed = set().union(*(_touched(b) for b in body)) if body else set()
+    changed = set().union(*(_stored(b) for b in body)) if body else set()
     return bool(changed & set(params))
+
+
+def _stored(node: ast.AST) -> set[str]:
+    """The names a statement surely stores into: ``t.x = ...``, ``t[k] = ...``, ``del t.x``,
+    ``setattr(t, ...)``, a method called on them in a statement of its own (``t.update(named)``) and
+    what :func:`_handed_over` says (not a method called inside an expression, ``attn.qkv(x)``)."""
+    statements = {id(n.value) for n in ast.walk(node) if isinstance(n, ast.Expr)}
+    names = _stored_in_place(node, statements)
+    return (names | _handed_over(node, frozenset(), frozenset(), frozenset(), any_function=False)) - {None}
+
+
+def _stored_in_place(node: ast.AST, statements: set[int]) -> set[str | None]:
+    """``t.x = ...``, ``t[k] = ...``, ``del t.x``, ``setattr(t, ...)`` and ``t.m(...)`` as a statement
+    of its own (``statements``: the ids of the statements' calls)."""
+    names: set[str | None] = set()
+    for n in ast.walk(node):
+        if isinstance(n, (ast.Attribute, ast.Subscript)) and not isinstance(n.ctx, ast.Load):
+            names.add(_root_name(n.value))
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.args \
+                and n.func.id in ("setattr", "delattr"):
+            names.add(_root_name(n.args[0]))
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and id(n) in statements:
+            names.add(_root_name(n.func.value))
+    return names
 
 
 def _touched(node: ast.AST, modules: frozenset[str] = frozenset(),
@@ -131,16 +159,8 @@ def _touched(node: ast.AST, modules: frozenset[str] = frozenset(),
     F.softmax(x)`` changes no object of the notebook's; a change to a module is a finding of its own);
     ``changing``: the notebook's functions and methods that change a parameter (:func:`changers`),
     ``own``: the names it defines with def or class (whose calls store only as ``changing`` says)."""
-    names = set()
     statements = {id(n.value) for n in ast.walk(node) if isinstance(n, ast.Expr)}
-    for n in ast.walk(node):
-        if isinstance(n, (ast.Attribute, ast.Subscript)) and not isinstance(n.ctx, ast.Load):
-            names.add(_root_name(n.value))
-        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.args \
-                and n.func.id in ("setattr", "delattr"):
-            names.add(_root_name(n.args[0]))
-        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and id(n) in statements:
-            names.add(_root_name(n.func.value))
+    names = _stored_in_place(node, statements)
     names |= _changed_by_methods(node, modules, statements)
     names |= _handed_over(node, modules, changing, own)
     names.discard(None)
@@ -148,13 +168,13 @@ def _touched(node: ast.AST, modules: frozenset[str] = frozenset(),
 
 
 def _handed_over(node: ast.AST, modules: frozenset[str], changing: frozenset[str],
-                 own: frozenset[str]) -> set[str]:
+                 own: frozenset[str], any_function: bool = True) -> set[str]:
     """The names handed to a call that may store into them: one of the notebook's ``changing``
     functions or methods (handed anything); a function that is not the notebook's own (a name bound
     to ``dict.update``, ``operator.setitem``) or a method taken off a built-in type (``dict.update``),
     handed two or more objects (one may go into another: ``dict.update(table, norm=F.layer_norm)``);
     a module's function that stores (``operator.setitem``). Not the built-ins that keep nothing, nor
-    the names local to the function the call is in."""
+    the names local to the function the call is in; not a plain function, unless ``any_function``."""
     names: set[str] = set()
     for n, local in _scoped_walk(node):
         if not isinstance(n, ast.Call) or not isinstance(n.func, (ast.Name, ast.Attribute)):
@@ -167,7 +187,7 @@ def _handed_over(node: ast.AST, modules: frozenset[str], changing: frozenset[str
         elif root in modules:
             stores = callee in _STORERS
         elif isinstance(n.func, ast.Name):
-            stores = callee not in _KEEPS_NOTHING and callee not in own and len(objects) >= 2
+            stores = any_function and callee not in _KEEPS_NOTHING and callee not in own and len(objects) >= 2
         else:
             stores = root in _BUILTIN_TYPES and len(objects) >= 2
         if stores:
