@@ -104,7 +104,8 @@ def changers(trees: Iterable[ast.Module]) -> frozenset[str]:
                 methods = [m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
                 if any(_changes_a_parameter(m, skip_first=True) for m in methods):
                     found.add(node.name)
-                found |= {m.name for m in methods if _changes_a_parameter(m, skip_first=True)}
+                found |= {m.name for m in methods if _changes_a_parameter(m, skip_first=True)
+                          and not m.name.startswith("__")}
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _changes_a_parameter(node):
                 found.add(node.name)
             elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda) \
@@ -118,7 +119,7 @@ def _changes_a_parameter(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
     a = fn.args
     params = [x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x]
     params = params[1:] if skip_first and (a.posonlyargs or a.args) else params
-    body = fn.body if isinstance(fn.body, list) else [ast.Expr(fn.body)]
+    body = fn.body if isinstance(fn.body, list) else [fn.body]      # a lambda's is an expression
     changed = set().union(*(_stored(b) for b in body)) if body else set()
     return bool(changed & set(params))
 
@@ -182,8 +183,8 @@ def _handed_over(node: ast.AST, modules: frozenset[str], changing: frozenset[str
         callee = n.func.id if isinstance(n.func, ast.Name) else n.func.attr
         root = _root_name(n.func)
         objects = [a for a in [*n.args, *(k.value for k in n.keywords)] if not isinstance(a, ast.Constant)]
-        if callee in changing:
-            stores = True
+        if callee in changing:      # a method of the notebook's, called on an object of the notebook's
+            stores = isinstance(n.func, ast.Name) or root not in local
         elif root in modules:
             stores = callee in _STORERS
         elif isinstance(n.func, ast.Name):
