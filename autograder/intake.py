@@ -160,6 +160,7 @@ class Intake:
             keep_figure(job, msg, self.out)
         elif t == "cells_done" and job.cells_done is None:
             job.cells_done = msg
+            job.cells_done_at = now
             job.cell = None
             job.tamper += msg["tamper"]
             job.phase_deadline = now + self.cell_timeout + GRACE
@@ -187,6 +188,7 @@ class Intake:
                 continue
             t = msg.get("t") if isinstance(msg, dict) else None
             if t == "notebook":
+                job.judge_ready_at = job.judge_ready_at or now
                 job.checks = [str(c) for c in msg.get("checks", [])]
                 job.suspicious = [str(c)[:200] for c in msg.get("suspicious", [])][:20]
             elif t == "suspicious":                     # seen while the tests ran
@@ -201,6 +203,7 @@ class Intake:
                     msg.get("passed") is True, str(msg.get("message", ""))[:4000])
             elif t == "done":
                 job.judge_done = msg
+                job.judge_done_at = now
                 job.phase_deadline = now + GRACE + 10     # the submission sends its last report
             elif t == "fatal":
                 job.fatal = job.fatal or f"grading error in the judge: {str(msg.get('reason'))[:200]}"

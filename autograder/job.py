@@ -39,6 +39,10 @@ class Job:
     cells_done: dict | None = None
     done_at: float | None = None
     cell: int | None = None
+    # when each phase ended, for timings.json (autograder.verdict.phases)
+    cells_done_at: float | None = None
+    judge_ready_at: float | None = None
+    judge_done_at: float | None = None
     # the judge
     judge_pid: int | None = None
     jmsg_r: int = -1

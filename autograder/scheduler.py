@@ -108,6 +108,7 @@ class Scheduler:
                     disable=not self.config.progress or None, dynamic_ncols=True)
 
     def _start(self, job: Job, uid: int) -> None:
+        job.started = time.monotonic()          # its sandbox's start counts: the cgroup, the fork
         job.uid = uid
         job.token = secrets.token_hex(8)
         real_uid = uid if uid >= 0 else None
@@ -144,7 +145,6 @@ class Scheduler:
                     "LOGNAME": "course-grader", "MPLCONFIGDIR": f"{scratch}/.matplotlib",
                     "COURSE_GRADE_JOB": job.token},
         }
-        job.started = time.monotonic()
         job.deadline = job.started + self.config.timeout
         self.server.send(job_msg, [msg_w, req_r, ans_w])
         for fd in (msg_w, req_r, ans_w):

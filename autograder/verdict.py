@@ -35,6 +35,7 @@ def result(job: Job, asg: Assignment, memory: float) -> Result:
         res.traffic = {"requests": int(done.get("requests", 0)),
                        "answer_bytes": int(done.get("bytes", 0)),
                        "test_seconds": float(done.get("seconds", 0.0))}
+    res.phases = phases(job, res.seconds)
     res.tests_ran = job.done and not zero
     res.output = str(cd.get("output", ""))[:70000]
     res.answers = job.info.get("answers", {})
@@ -96,6 +97,19 @@ def cell_outputs(answers: dict, marks: list, output: str) -> dict[int, str]:
                 text += "\n[output cut: the notebook printed too much]"
             out[cell] = text[:6000]
     return out
+
+
+def phases(job: Job, seconds: float) -> dict[str, float]:
+    """Where a submission's wall time went, for timings.json (seconds; empty unless every phase
+    happened): starting its sandbox (its cgroup, the fork, namespaces and new root), running its
+    cells, starting its judge (the fork, the tests and the notebook read, the rules), the tests,
+    and the clean-up (its processes ending and reaped, its cgroup removed, its row assembled)."""
+    marks = [job.started, job.ready_at, job.cells_done_at, job.judge_ready_at, job.judge_done_at]
+    if any(m is None for m in marks):
+        return {}
+    end = job.started + seconds
+    names = ("sandbox_start", "cells", "judge_start", "tests", "cleanup")
+    return {n: round(b - a, 4) for n, a, b in zip(names, marks, marks[1:] + [end], strict=True)}
 
 
 def status(job: Job, asg: Assignment, memory: float) -> tuple[str, bool]:

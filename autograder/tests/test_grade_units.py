@@ -201,3 +201,16 @@ def test_feedback_shows_the_cells_that_raised_given_ones_too():
     assert "forged" not in text and "- ... and 2 more" in text
     clean = report.Result(file="b.ipynb", stem="b", status="ok", question_points={"q1": 1.0})
     assert "stopped with an error" not in report.feedback_md(asg, clean)
+
+
+def test_phases_split_a_submissions_wall_time_and_need_every_mark():
+    from autograder import verdict
+    from autograder.job import Job
+
+    job = Job(index=0, sub=None, staging=Path(), started=10.0, ready_at=10.1, cells_done_at=11.1,
+              judge_ready_at=11.15, judge_done_at=11.65)
+    phases = verdict.phases(job, 1.75)
+    assert phases == {"sandbox_start": 0.1, "cells": 1.0, "judge_start": 0.05, "tests": 0.5, "cleanup": 0.1}
+    assert sum(phases.values()) == pytest.approx(1.75)
+    job.judge_done_at = None                     # killed in its tests: no split to show
+    assert verdict.phases(job, 1.75) == {}
