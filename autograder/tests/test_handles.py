@@ -325,3 +325,34 @@ def test_server_never_hands_out_what_it_cannot_encode_as_data():
     assert server.handle({"op": "no_such_op"})["error"]["type"] == "RequestError"
     dunder = server.handle({"op": "get", "target": [got["value"], "__class__"]})
     assert dunder["error"]["type"] == "RequestError"
+
+
+def test_one_request_hands_a_check_all_its_names():
+    """``globals`` (what the judge asks before each check) gives each name as ``global`` alone would:
+    plain data as data, objects as handles named after the notebook name, and a name that is not
+    there or whose value cannot cross listed as missing without failing the names beside it; with
+    ``reset`` the last check's handles are forgotten first."""
+    env = {"n": 3, "net": torch.nn.Linear(2, 2), "ghost": torch.empty(2, device="meta"), "xs": [1.5]}
+    t = handles.LocalTransport(env)
+    found, missing = t.lookup(["n", "net", "ghost", "nowhere", "xs"])
+    assert found["n"] == 3 and found["xs"] == [1.5] and sorted(missing) == ["ghost", "nowhere"]
+    assert isinstance(found["net"], handles.Handle) and found["net"].name == "net"
+    assert found["net"].weight.name == "net.weight"
+    assert tuple(found["net"].weight.get().shape) == (2, 2)
+    t.lookup(["n"], reset=True)
+    with pytest.raises(handles.StudentError, match="expired"):
+        found["net"].weight.get()
+    for bad in (["not a name"], "net", [1], ["n"] * 65):
+        assert t.server.handle({"op": "globals", "names": bad})["error"]["type"] == "RequestError"
+
+
+def test_an_answer_that_does_not_match_the_names_asked_is_refused():
+    class Liar(handles.LocalTransport):
+        def exchange(self, frame: bytes) -> dict:
+            answer = super().exchange(frame)
+            answer["value"]["found"]["extra"] = 1          # a name nobody asked for
+            answer["value"]["missing"] = []                # and one asked for, not accounted for
+            return answer
+
+    with pytest.raises(handles.StudentError, match="malformed"):
+        Liar({"n": 3}).lookup(["n", "gone"])
