@@ -31,7 +31,8 @@ class Events(Protocol):
 
     def kill(self, job: Job, reason: str) -> None: ...
 
-    def start_judge(self, job: Job) -> None: ...
+    def start_judge(self, job: Job) -> None:
+        """The cells have run: the judge runs the tests."""
 
     def forget(self, fd: int) -> None:
         """Stop watching ``fd`` (it is closed right after)."""
@@ -188,7 +189,6 @@ class Intake:
                 continue
             t = msg.get("t") if isinstance(msg, dict) else None
             if t == "notebook":
-                job.judge_ready_at = job.judge_ready_at or now
                 job.checks = [str(c) for c in msg.get("checks", [])]
                 job.suspicious = [str(c)[:200] for c in msg.get("suspicious", [])][:20]
             elif t == "suspicious":                     # seen while the tests ran
@@ -212,18 +212,3 @@ class Intake:
             self.events.forget(job.jmsg_r)
             os.close(job.jmsg_r)
             job.jmsg_r = -1
-
-    def write_judge_control(self, job: Job) -> None:
-        """The judge's control message (its tests, time per case, the given code), a piece at a
-        time as its pipe takes it."""
-        try:
-            n = os.write(job.jctl_w, job.jctl_out)
-            job.jctl_out = job.jctl_out[n:]
-        except BlockingIOError:
-            return
-        except BrokenPipeError:
-            job.jctl_out = b""
-        if not job.jctl_out:
-            self.events.forget(job.jctl_w)
-            os.close(job.jctl_w)
-            job.jctl_w = -1

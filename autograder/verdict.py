@@ -102,14 +102,17 @@ def cell_outputs(answers: dict, marks: list, output: str) -> dict[int, str]:
 def phases(job: Job, seconds: float) -> dict[str, float]:
     """Where a submission's wall time went, for timings.json (seconds; empty unless every phase
     happened): starting its sandbox (its cgroup, the fork, namespaces and new root), running its
-    cells, starting its judge (the fork, the tests and the notebook read, the rules), the tests,
-    and the clean-up (its processes ending and reaped, its cgroup removed, its row assembled)."""
-    marks = [job.started, job.ready_at, job.cells_done_at, job.judge_ready_at, job.judge_done_at]
-    if any(m is None for m in marks):
+    cells, starting its tests once they had run (its judge, started beside the cells, reads the
+    notebook and the rules meanwhile), the tests (as the judge timed them), and the clean-up (its
+    processes ending and reaped, its cgroup removed, its row assembled)."""
+    marks = [job.started, job.ready_at, job.cells_done_at, job.judge_done_at]
+    tests = (job.judge_done or {}).get("seconds")
+    if any(m is None for m in marks) or type(tests) not in (int, float):
         return {}
-    end = job.started + seconds
-    names = ("sandbox_start", "cells", "judge_start", "tests", "cleanup")
-    return {n: round(b - a, 4) for n, a, b in zip(names, marks, marks[1:] + [end], strict=True)}
+    started, ready, cells_done, judge_done = marks
+    return {"sandbox_start": round(ready - started, 4), "cells": round(cells_done - ready, 4),
+            "judge_start": round(max(judge_done - cells_done - tests, 0.0), 4), "tests": round(tests, 4),
+            "cleanup": round(started + seconds - judge_done, 4)}
 
 
 def status(job: Job, asg: Assignment, memory: float) -> tuple[str, bool]:
