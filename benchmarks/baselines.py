@@ -53,11 +53,11 @@ class Run:
 @dataclass
 class Member:
     """One submission of a synthetic class: ``kind`` is solution, blank or buggy (the solution with
-    its ``reset``-th answer cell put back as released)."""
+    the answer that defines ``reset`` put back as released)."""
 
     stem: str
     kind: str
-    reset: int | None = None
+    reset: str | None = None
 
 
 @dataclass
@@ -176,15 +176,15 @@ def otter_grade(zip_path: Path, notebooks: list[Path], out: Path, auto: list[str
 
 # ---------------------------------------------------------------- nbgrader
 
-def nbgrader_class(name: str, members: list[Member], root: Path, answer_cells: int) -> None:
+def nbgrader_class(name: str, members: list[Member], root: Path) -> None:
     """The course's nbgrader course for ``name`` in ``root``, the assignment generated and every member
     submitted: the master's answers in the released notebook, the blank as released, a buggy one with
-    its ``reset``-th answer cell as released (the same cell, counted among the cells the answers
-    change, as in the Otter-form class, which has ``answer_cells`` of them)."""
+    the cell that defines its ``reset`` name last left as released."""
     import copy
 
     import nbformat
 
+    from autograder.mutants import defines
     from benchmarks.nbgrader_class import filled_notebook, submit
     from instructor.nbgrader.commands import nbgrader, nbgrader_env
     from instructor.nbgrader.export import build_nbgrader
@@ -198,20 +198,17 @@ def nbgrader_class(name: str, members: list[Member], root: Path, answer_cells: i
         raise BaselineError(f"nbgrader generate_assignment {name} failed:\n{done.stderr[-2000:]}")
     released = nbformat.read(released_path, as_version=4)
     filled = filled_notebook(released, source_notebook(name)[1])
-    answers = [i for i, (a, b) in enumerate(zip(filled.cells, released.cells, strict=True))
-               if a.cell_type == "code" and a.source != b.source]
-    if len(answers) != answer_cells and any(m.kind == "buggy" for m in members):
-        raise BaselineError(f"{name}: the answers change {len(answers)} cells of nbgrader's released "
-                            f"notebook but {answer_cells} of Otter's: the buggy notebooks would differ")
+    last = {n: i for i, c in enumerate(released.cells) if c.cell_type == "code" for n in defines(c.source)}
     for m in members:
         if m.kind == "solution":
             nb = filled
         elif m.kind == "blank":
             nb = released
         else:
+            if m.reset not in last:
+                raise BaselineError(f"{name}: nbgrader's released notebook defines no {m.reset}")
             nb = copy.deepcopy(filled)
-            i = answers[m.reset % len(answers)]
-            nb.cells[i] = copy.deepcopy(released.cells[i])
+            nb.cells[last[m.reset]] = copy.deepcopy(released.cells[last[m.reset]])
         submit(root, name, m.stem, nb)
 
 

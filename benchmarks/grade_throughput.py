@@ -22,8 +22,11 @@ neither the notebook's cells nor the tests; the batch's start-up, paid once, bes
 traffic, the peak memory of a worker (one submission's cgroup: its notebook's process and its
 judge) and the load average around each run. The last output line is one JSON object.
 
+It also projects a MOOC deadline: 10,000 submissions on N nodes like this one (:func:`projection`).
+
 Targets on a 2-core machine: --workers 2 at least 15x sequential ``otter run`` and 1.9x --workers 1;
-overhead at most 0.1 s per submission. Without ``--assignment`` it uses the first built course
+overhead at most 0.1 s per submission; tests at most 0.5 s per submission on 08; 10,000 submissions
+of 08 in under 15 minutes on 10 nodes. Without ``--assignment`` it uses the first built course
 assignment, else the toy assignment of the grader's tests (no nbgrader course: no nbgrader baseline).
 """
 from __future__ import annotations
@@ -50,6 +53,11 @@ PY = sys.executable
 TOY = REPO / "autograder" / "tests" / "fixtures"
 PHASES = ("sandbox_start", "cells", "judge_start", "tests", "cleanup")
 OVERHEAD = ("sandbox_start", "judge_start", "cleanup")
+MOOC_ROWS = 10_000
+MOOC_TARGET_S = 15 * 60
+# `course merge` of 10,000 rows from 16 shards, --no-similarity (benchmarks/shards.py --merge-rows
+# 10000, docs/scaling.md): what a MOOC's grading pays once after its shards
+MERGE_10000_S = 78.7
 
 
 def find_assignment(name: str | None, tmp: Path) -> tuple[str, Path, Path, Path]:
@@ -69,21 +77,34 @@ def find_assignment(name: str | None, tmp: Path) -> tuple[str, Path, Path, Path]
         tmp / "zip" / "00_toy-autograder.zip"
 
 
-def answer_cells(sol: dict, blank: dict) -> list[int]:
-    """The code cells where the solution differs from the blank notebook (its answers)."""
-    if len(sol["cells"]) != len(blank["cells"]):
-        return []
-    return [i for i, (x, y) in enumerate(zip(sol["cells"], blank["cells"], strict=True))
-            if x["cell_type"] == "code" and x["source"] != y["source"]]
+def _code(nb: dict) -> list[tuple[int, str]]:
+    return [(i, "".join(c["source"]) if isinstance(c["source"], list) else c["source"])
+            for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"]
+
+
+def last_definitions(nb: dict) -> dict[str, int]:
+    """{name: the index of the last code cell that defines it with def or class} (the one graded)."""
+    from autograder.mutants import defines
+    return {name: i for i, src in _code(nb) for name in defines(src)}
+
+
+def answer_names(sol: dict, blank: dict) -> list[str]:
+    """The names whose last definition differs between the solution and the blank notebook (the
+    answers a buggy notebook can leave out), in the blank notebook's order."""
+    s, b = last_definitions(sol), last_definitions(blank)
+    text, blank_text = dict(_code(sol)), dict(_code(blank))
+    return sorted((n for n in b if n in s and text[s[n]] != blank_text[b[n]]), key=lambda n: (b[n], n))
 
 
 def synthetic_class(sol: Path, blank: Path, n: int, folder: Path,
                     kinds: tuple[str, ...] = ("solution", "blank", "buggy")) -> list[Member]:
-    """Solutions, blanks and one-answer-missing notebooks, round robin, written into ``folder``."""
+    """Solutions, blanks and one-answer-missing notebooks (the solution with one answer's cell put
+    back as the blank notebook has it), round robin, written into ``folder``."""
     s, b = json.loads(sol.read_text()), json.loads(blank.read_text())
     folder.mkdir(parents=True)
-    diffs = answer_cells(s, b)
-    kinds = kinds if diffs else tuple(k for k in kinds if k != "buggy")
+    names = answer_names(s, b)
+    kinds = kinds if names else tuple(k for k in kinds if k != "buggy")
+    at_s, at_b = last_definitions(s), last_definitions(b)
     members = []
     for k in range(n):
         kind = kinds[k % len(kinds)]
@@ -94,8 +115,8 @@ def synthetic_class(sol: Path, blank: Path, n: int, folder: Path,
             nb = b
         else:
             nb = json.loads(json.dumps(s))
-            m.reset = (k // len(kinds)) % len(diffs)
-            nb["cells"][diffs[m.reset]] = b["cells"][diffs[m.reset]]
+            m.reset = names[(k // len(kinds)) % len(names)]
+            nb["cells"][at_s[m.reset]] = b["cells"][at_b[m.reset]]
         (folder / f"{m.stem}.ipynb").write_text(json.dumps(nb))
         members.append(m)
     return members
@@ -186,7 +207,22 @@ def grade_runs(asg: str, subs: Path, tmp: Path, n: int, kinds: dict[str, str], r
         (tmp / "out1" / "grades.csv").read_bytes() == (tmp / "out2" / "grades.csv").read_bytes()
 
 
-def run_baselines(asg: str, zip_path: Path, members: list[Member], subs: Path, answers: int, tmp: Path,
+def projection(res: dict, n: int, merge_seconds: float, rows: int = MOOC_ROWS) -> dict:
+    """The wall time of ``rows`` submissions on N nodes like this one, one shard of ``--workers 2`` per
+    node: the batch's start-up + (rows / N) x the measured seconds per submission of ``--workers 2``
+    (its wall time without the start-up, over n) + the merge of ``rows`` rows (``merge_seconds``,
+    measured by benchmarks/shards.py --merge-rows 10000)."""
+    startup = res.get("startup_workers2_s") or 0.0
+    per_sub = (res["course_grade_workers2_s"] - startup) / n
+    minutes = {str(nodes): round((startup + -(-rows // nodes) * per_sub + merge_seconds) / 60, 1)
+               for nodes in (1, 10, 50, 100)}
+    fits = next((k for k in range(1, 1001)
+                 if startup + -(-rows // k) * per_sub + merge_seconds <= MOOC_TARGET_S), None)
+    return {"rows": rows, "node_seconds_per_submission": round(per_sub, 3), "startup_s": startup,
+            "merge_s": merge_seconds, "minutes_on_nodes": minutes, "nodes_for_15_min": fits}
+
+
+def run_baselines(asg: str, zip_path: Path, members: list[Member], subs: Path, tmp: Path,
                   expected: dict[str, dict[str, float]], otter_grade: bool = True) -> tuple[list, list[str]]:
     """Stock Otter and nbgrader on the class (see the module's docstring): their
     :class:`~benchmarks.baselines.Baseline` results, and one line per run that failed or scored other
@@ -206,7 +242,7 @@ def run_baselines(asg: str, zip_path: Path, members: list[Member], subs: Path, a
     name = Path(asg).name
     if (REPO / "solutions" / f"{name}.ipynb").exists():
         root = tmp / "nbgrader" / "course"
-        baselines.nbgrader_class(name, members, root, answers)
+        baselines.nbgrader_class(name, members, root)
         before = load()
         nbg = baselines.nbgrader_autograde(name, members, root, auto)
         nbg.load = [before, load()]
@@ -223,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-baselines", action="store_true",
                     help="only time course grade (no ratios against Otter or nbgrader)")
     ap.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    ap.add_argument("--merge-seconds", type=float, default=MERGE_10000_S,
+                    help="the 10,000-row merge's wall time for the projection (benchmarks/shards.py)")
     args = ap.parse_args(argv)
     if args.n < 24:
         ap.error("--n must be at least 24")
@@ -241,11 +279,17 @@ def main(argv: list[str] | None = None) -> int:
         res["ratio_workers2_vs_workers1"] = round(
             res["course_grade_workers1_s"] / res["course_grade_workers2_s"], 2)
         print(f"--workers 2 against --workers 1: {res['ratio_workers2_vs_workers1']}x (target >= 1.9x)")
+        res["projection"] = proj = projection(res, args.n, args.merge_seconds)
+        print(f"projection, {proj['rows']:,} submissions of {Path(asg).name} on N nodes like this one "
+              f"(--workers 2 each; start-up {proj['startup_s']:.1f} s, "
+              f"{proj['node_seconds_per_submission']:.2f} s per submission per node, merge "
+              f"{proj['merge_s']:.0f} s): " + ", ".join(f"{k} nodes {v} min" for k, v in
+                                                      proj["minutes_on_nodes"].items())
+              + f"; under 15 min from {proj['nodes_for_15_min']} nodes (target: 10)", flush=True)
         status = 0
         if not args.skip_baselines:
             expected = baselines.course_points(tmp / "out1", auto_questions(asg))
-            answers = len(answer_cells(json.loads(sol.read_text()), json.loads(blank.read_text())))
-            done, bad = run_baselines(asg, zip_, members, subs, answers, tmp, expected)
+            done, bad = run_baselines(asg, zip_, members, subs, tmp, expected)
             res["baseline_failures"] = len(bad)
             for base in done:
                 key = base.name.replace(" ", "_")
