@@ -1,6 +1,6 @@
 """What an nbgrader test cell calls in the student's kernel: :func:`check` runs one of the master's
 test cases (``from course.nbgrader_check import check``, written by the instructor's nbgrader export,
-``instructor/nbgrader_course.py``). It ships with the course package, next to every nbgrader notebook.
+``instructor/nbgrader/source.py``). It ships with the course package, next to every nbgrader notebook.
 """
 from __future__ import annotations
 

@@ -36,18 +36,12 @@ def _auto() -> list[str]:
 @pytest.fixture(scope="module")
 def routes(tmp_path_factory) -> dict:
     """{route: {submission: {question: points}}} for the class on the three routes."""
-    from instructor.nbgrader_course import (
-        build_nbgrader,
-        filled_notebook,
-        nbgrader,
-        nbgrader_env,
-        read_export,
-        source_notebook,
-        submit,
-    )
-    from instructor.nbgrader_course import mutant_notebook as nbgrader_answer
-
     from autograder.degenerate import degenerate_notebook
+    from benchmarks.nbgrader_class import filled_notebook, read_export, submit
+    from benchmarks.nbgrader_class import mutant_notebook as nbgrader_answer
+    from instructor.nbgrader.commands import nbgrader, nbgrader_env
+    from instructor.nbgrader.export import build_nbgrader
+    from instructor.nbgrader.source import source_notebook
 
     tmp = tmp_path_factory.mktemp("routes")
     answers = {d.name: d for d in shortcuts.shortcuts(NAME) if d.name in SAMPLE}

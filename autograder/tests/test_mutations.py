@@ -1,11 +1,8 @@
 """The mutation suite: every deliberately buggy answer loses points in its own question (and only
 there), every alternative correct answer and the solution score 100%, and the blank student
-notebook scores 0 with grading finishing cleanly. Each notebook's submissions are graded in one
-batch through the real `course grade` command."""
-from functools import cache
-from pathlib import Path
+notebook scores 0 with grading finishing cleanly. Each notebook's own answers are graded in one
+batch through the engine (:mod:`autograder.own_class`), shared with the degenerate and shortcut suites."""
 
-import nbformat
 import pytest
 
 from autograder import mutants
@@ -16,17 +13,6 @@ BUILT = [n for n in build.masters() if (mutants.BUILD / f"{n}-solution.ipynb").e
 pytestmark = pytest.mark.slow
 
 
-@cache
-def graded(name: str, tmp_root: str) -> dict:
-    """Grade the solution, the blank notebook and every mutant of one notebook; {stem: row}."""
-    subs = Path(tmp_root) / name / "submissions"
-    written = mutants.write_submissions(name, subs)
-    nbformat.write(mutants.solution_notebook(name), subs / f"{name}__solution.ipynb")
-    (subs / f"{name}__blank.ipynb").write_bytes((ROOT / "notebooks" / f"{name}.ipynb").read_bytes())
-    rows = mutants.grade_folder(name, subs, Path(tmp_root) / name / "grades")
-    return {"rows": rows, "mutants": written}
-
-
 def _cases():
     for name in BUILT:
         yield pytest.param(name, None, id=f"{name}-solution")
@@ -34,21 +20,16 @@ def _cases():
             yield pytest.param(name, mutant.name, id=f"{name}-{mutant.expect}-{mutant.name}")
 
 
-@pytest.fixture(scope="session")
-def grading_root(tmp_path_factory) -> str:
-    return str(tmp_path_factory.mktemp("mutation-suite"))
-
-
 @pytest.mark.parametrize("name, mutant_name", list(_cases()))
-def test_mutant_scores_as_expected(name, mutant_name, grading_root):
-    batch = graded(name, grading_root)
+def test_mutant_scores_as_expected(name, mutant_name, own_class):
+    batch = own_class(name)
     if mutant_name is None:
-        row = batch["rows"][f"{name}__solution"]
+        row = batch.rows["solution"]
         assert row["grading_status"] == "ok"
         assert mutants.lost_questions(name, row) == [], f"the solution of {name} lost points"
         return
-    stem, mutant = next((s, m) for s, m in batch["mutants"].items() if m.name == mutant_name)
-    row = batch["rows"][stem]
+    stem, mutant = next((s, m) for s, m in batch.mutants.items() if m.name == mutant_name)
+    row = batch.rows[stem]
     assert row["grading_status"] == "ok", row["grading_status"]
     lost = mutants.lost_questions(name, row)
     if mutant.expect == "pass":
@@ -57,11 +38,14 @@ def test_mutant_scores_as_expected(name, mutant_name, grading_root):
         assert lost == [mutant.question], (
             f"buggy {mutant_name} ({mutant.why}) lost points in {lost or 'nothing'}, "
             f"expected {mutant.question} only")
+        shown = mutants.told(batch.out / "results", stem, mutant.question)
+        assert not mutant.hint or any(mutant.hint in text for text in shown), (
+            f"buggy {mutant_name} ({mutant.why}) was not told {mutant.hint!r}: {shown}")
 
 
 @pytest.mark.parametrize("name", BUILT)
-def test_blank_notebook_scores_zero_cleanly(name, grading_root):
-    row = graded(name, grading_root)["rows"][f"{name}__blank"]
+def test_blank_notebook_scores_zero_cleanly(name, own_class):
+    row = own_class(name).rows["blank"]
     assert row["grading_status"] == "ok", row["grading_status"]
     assert float(row["total_points_earned"]) == 0
 
@@ -72,12 +56,12 @@ def test_suite_is_big_enough():
     assert sum(m.expect == "pass" for m in everything) >= 8
 
 
-def test_grading_leaves_the_stories_cache_intact(grading_root):
+def test_grading_leaves_the_stories_cache_intact(own_class):
     """The sandbox binds the stories back into its private /tmp; that must never touch the file."""
     from course import data
 
     if BUILT:
-        graded(BUILT[-1], grading_root)
+        own_class(BUILT[-1])
     cached = data.cache_dir() / data.CACHE_NAME
     if cached.exists():
         assert data.check_cache(cached) is None

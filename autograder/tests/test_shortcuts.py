@@ -1,12 +1,9 @@
 """The shortcut suite (autograder/shortcuts.py): answers built from the course's own pieces that could
 stand in for an exercise (subclass, wrapper, delegation, a copied forward) and from each PyTorch
-function a "by hand" exercise lists, graded through the real `course grade`, one batch a notebook
-with the solution and the blank notebook in it: each shortcut keeps nothing of its question (cap 0),
-and the solution and the blank grade exactly as they do alone. The Gradescope zip and `course
-nbgrader` grade a sample of them: tests/test_shortcut_routes.py."""
-import shutil
-from functools import cache
-from pathlib import Path
+function a "by hand" exercise lists, graded through the engine in one batch a notebook with the
+solution, the blank notebook and the other own answers (:mod:`autograder.own_class`): each shortcut
+keeps nothing of its question (cap 0), and the solution and the blank grade exactly as they do
+alone. The Gradescope zip and `course nbgrader` grade a sample of them: tests/test_shortcut_routes.py."""
 
 import pytest
 
@@ -18,23 +15,10 @@ NOTEBOOKS = [p.name for p in sorted(ASSIGNMENTS.iterdir()) if (p / exercise_rule
 pytestmark = pytest.mark.slow
 
 
-@cache
-def graded(name: str, tmp_root: str) -> tuple[dict, dict]:
-    subs = Path(tmp_root) / name / "submissions"
-    written = degenerate.write_submissions(name, subs, shortcuts.shortcuts(name))
-    shutil.copy(mutants.BUILD / f"{name}-solution.ipynb", subs / "solution.ipynb")
-    shutil.copy(ASSIGNMENTS.parent.parent / "notebooks" / f"{name}.ipynb", subs / "blank.ipynb")
-    return mutants.grade_folder(name, subs, Path(tmp_root) / name / "grades"), written
-
-
-@pytest.fixture(scope="session")
-def grading_root(tmp_path_factory) -> str:
-    return str(tmp_path_factory.mktemp("shortcut-suite"))
-
-
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_shortcuts_keep_nothing_of_their_question(name, grading_root):
-    rows, written = graded(name, grading_root)
+def test_shortcuts_keep_nothing_of_their_question(name, own_class):
+    batch = own_class(name)
+    rows, written = batch.rows, batch.shortcuts
     assert written and degenerate.over_cap(rows, written) == []
     for stem in written:                     # graded, not refused (code that hides what it uses: flagged)
         status = rows[stem]["grading_status"]
@@ -42,8 +26,8 @@ def test_shortcuts_keep_nothing_of_their_question(name, grading_root):
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_the_solution_and_the_blank_grade_as_alone(name, grading_root):
-    rows, _ = graded(name, grading_root)
+def test_the_solution_and_the_blank_grade_as_alone(name, own_class):
+    rows = own_class(name).rows
     asg = load(name)
     full = {q.name: q.max_points for q in asg.auto}
     assert {q: float(rows["solution"][q]) for q in full} == full
