@@ -207,10 +207,15 @@ def test_phases_split_a_submissions_wall_time_and_need_every_mark():
     from autograder import verdict
     from autograder.job import Job
 
+    # the judge times its tests (0.5 s); what else passed between the cells' end and its report is
+    # its start (it waited for the grader's go, started beside the cells)
     job = Job(index=0, sub=None, staging=Path(), started=10.0, ready_at=10.1, cells_done_at=11.1,
-              judge_ready_at=11.15, judge_done_at=11.65)
+              judge_done_at=11.65, judge_done={"seconds": 0.5})
     phases = verdict.phases(job, 1.75)
-    assert phases == {"sandbox_start": 0.1, "cells": 1.0, "judge_start": 0.05, "tests": 0.5, "cleanup": 0.1}
+    assert phases == pytest.approx({"sandbox_start": 0.1, "cells": 1.0, "judge_start": 0.05, "tests": 0.5,
+                                    "cleanup": 0.1})
     assert sum(phases.values()) == pytest.approx(1.75)
-    job.judge_done_at = None                     # killed in its tests: no split to show
+    job.judge_done = {"seconds": "0.5"}          # the judge's report is checked, not believed
+    assert verdict.phases(job, 1.75) == {}
+    job.judge_done, job.judge_done_at = {"seconds": 0.5}, None      # killed in its tests: no split
     assert verdict.phases(job, 1.75) == {}
