@@ -19,6 +19,7 @@ no ratio over a baseline with any.
 """
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 import subprocess
@@ -72,18 +73,27 @@ class Baseline:
 
 # ---------------------------------------------------------------- Otter
 
-def _zip_tests(zip_path: Path) -> dict[str, bytes]:
+def _zip_tests(zip_path: Path) -> dict[str, str]:
     with zipfile.ZipFile(zip_path) as z:
-        return {Path(n).name: z.read(n) for n in z.namelist()
+        return {Path(n).name: _program(z.read(n)) for n in z.namelist()
                 if n.startswith("tests/") and n.endswith(".py")}
+
+
+def _program(source: bytes) -> str:
+    """A test file as the program it is (its syntax tree): ``course build`` lays the tests out as our
+    style wants them, ``otter assign`` as Otter writes them; the same program scores the same."""
+    try:
+        return ast.dump(ast.parse(source))
+    except SyntaxError:
+        return source.decode(errors="replace")
 
 
 def otter_zip(name: str, tmp: Path, tests: Path | None = None) -> Path:
     """Otter's autograder zip for ``name``: the one ``course build`` kept when there is one, else made
     here by ``otter assign`` on a copy of the master. Its test files must be ``tests`` (default: the
-    assignment's own), byte for byte; BaselineError otherwise."""
+    assignment's own), the same programs (laid out as each tool writes them); BaselineError otherwise."""
     tests = tests or ASSIGNMENTS / name / "tests"
-    want = {p.name: p.read_bytes() for p in sorted(tests.glob("*.py"))}
+    want = {p.name: _program(p.read_bytes()) for p in sorted(tests.glob("*.py"))}
     kept = BUILD / f"{name}-otter.zip"
     if kept.exists() and _zip_tests(kept) == want:
         return kept
