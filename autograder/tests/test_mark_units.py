@@ -14,7 +14,7 @@ import hostile
 import lms_samples
 import pytest
 
-from autograder import assignment, inputs, report
+from autograder import assignment, csvcells, inputs, report
 from instructor import lms, manual
 from instructor.ledger import Conflict, Ledger, LedgerError
 from instructor.mark.app import create_app
@@ -23,20 +23,29 @@ FILES = [f"student{k:02d}_{10100 + k}_{20000 + k}_00_toy.ipynb" for k in range(6
 STUDENTS = [(f"Student {k:02d}", str(10100 + k), "", "", "A") for k in range(6)]
 
 
+def row(k: int, f: str, sha: str | None = None) -> report.Result:
+    r = report.Result(file=f, stem=inputs.safe_stem(f), status="ok", sha256=sha or f"{k:064x}",
+                      question_points={"q1": 2.0, "q2": float(k % 3), "q3": 1.0})
+    r.answers = {"q4": {"found": True, "cells": [
+        {"cell": 14, "type": "markdown", "source": f"answer {k} <script>x()</script>",
+         "unanswered": False}]}}
+    return r
+
+
+def regrade(out: Path, rows: list[report.Result]) -> None:
+    """``course grade`` into ``out`` again with these rows, and the ledger's grades given back."""
+    import shutil
+    shutil.rmtree(out / "results")
+    report.write_all(out, assignment.load(str(hostile.FIXTURE)), rows, {"workers": 1, "mode": "weak"})
+    manual.reapply(out)
+
+
 def graded(tmp_path: Path, name: str = "out") -> Path:
     """Six rows of the toy assignment as course grade leaves them (q4, 1 point, graded by hand)."""
     asg = assignment.load(str(hostile.FIXTURE))
-    rows = []
-    for k, f in enumerate(FILES):
-        r = report.Result(file=f, stem=inputs.safe_stem(f), status="ok", sha256=f"{k:064x}",
-                          question_points={"q1": 2.0, "q2": float(k % 3), "q3": 1.0})
-        r.answers = {"q4": {"found": True, "cells": [
-            {"cell": 14, "type": "markdown", "source": f"answer {k} <script>x()</script>",
-             "unanswered": False}]}}
-        rows.append(r)
     out = tmp_path / name
     out.mkdir()
-    report.write_all(out, asg, rows, {"workers": 1, "mode": "weak"})
+    report.write_all(out, asg, [row(k, f) for k, f in enumerate(FILES)], {"workers": 1, "mode": "weak"})
     return out
 
 
@@ -149,6 +158,16 @@ def post(c, path: str, body: dict):
     return c.post(path, json=body, headers={"X-Mark": "1"})
 
 
+def rid(c, n: int) -> str:
+    """The id of the answer at position ``n``, as the page has it."""
+    return c.get("/api/q/q4").get_json()["answers"][n]["id"]
+
+
+def save(c, n: int, body: dict):
+    """A change to answer ``n`` as the page sends it (with the row's id)."""
+    return post(c, f"/api/q/q4/{n}", {"id": rid(c, n), **body})
+
+
 def test_nothing_without_a_token_and_no_change_without_the_header(tmp_path):
     out = graded(tmp_path)
     app = create_app(out, TA)
@@ -162,10 +181,10 @@ def test_nothing_without_a_token_and_no_change_without_the_header(tmp_path):
     assert "script-src 'self'" in csp and "default-src 'none'" in csp and "unsafe-inline'" not in csp.split(
         "style-src")[0]
     assert c.post("/api/q/q4/items", json={"points": 1, "text": "x"}).status_code == 403   # no X-Mark
-    card = c.get("/api/q/q4/0/card").get_data(as_text=True)
+    card = c.get(f"/api/q/q4/0/card?id={rid(c, 0)}").get_data(as_text=True)
     assert "&lt;script&gt;x()&lt;/script&gt;" in card and "<script" not in card
     assert not any(f in card for f in FILES)                   # anonymous by default
-    named = client(out, names=True).get("/api/q/q4/0/card").get_data(as_text=True)
+    named = client(out, names=True).get(f"/api/q/q4/0/card?id={rid(c, 0)}").get_data(as_text=True)
     assert any(f in named for f in FILES)
 
 
@@ -174,12 +193,12 @@ def test_a_save_from_an_old_version_is_refused_with_a_409(tmp_path):
     ana, ben = client(out, "tok-ana"), client(out, "tok-ben")
     state = post(ana, "/api/q/q4/items", {"points": 1, "text": "Correct"}).get_json()
     item = state["items"][0]["id"]
-    assert post(ana, "/api/q/q4/0", {"version": 0, "items": [item]}).status_code == 200
-    late = post(ben, "/api/q/q4/0", {"version": 0, "comment": "mine"})
+    assert save(ana, 0, {"version": 0, "items": [item]}).status_code == 200
+    late = save(ben, 0, {"version": 0, "comment": "mine"})
     assert late.status_code == 409
     body = late.get_json()
     assert body["answer"]["items"] == [item] and body["by"][0]["who"] == "ana"
-    bad = post(ana, "/api/q/q4/1", {"version": 0, "points": "3"})          # q4 is worth 1
+    bad = save(ana, 1, {"version": 0, "points": "3"})          # q4 is worth 1
     assert bad.status_code == 400 and "between 0 and 1" in bad.get_json()["error"]
 
 
@@ -207,7 +226,7 @@ def test_the_browsers_route_writes_the_same_lms_files_as_the_csv_route(tmp_path)
     from instructor.mark.folder import Folder
     rows = Folder(web_route).rows
     for n, row in enumerate(rows):
-        assert post(c, f"/api/q/q4/{n}", {"version": labels[n]["version"], "items": use[points[row.file]]}
+        assert save(c, n, {"version": labels[n]["version"], "items": use[points[row.file]]}
                     ).status_code == 200, by_file
     done = post(c, "/api/export", {}).get_json()
     assert "lines" in done, done
@@ -226,3 +245,30 @@ def test_the_database_is_one_sqlite_file_in_wal_mode(tmp_path):
     Ledger(out).close()
     mode = sqlite3.connect(out / "hand_grades.sqlite").execute("PRAGMA journal_mode").fetchone()[0]
     assert mode == "wal"
+
+
+def test_a_regrade_that_moves_the_rows_refuses_a_save_or_card_of_the_old_position(tmp_path):
+    """Red team 2 F01: a late submission graded while the page is open shifts the positions; a save
+    made from the page as it was is refused (409, "press r"), never given to the row now at its place."""
+    out = graded(tmp_path)
+    c = client(out)
+    state = c.get("/api/q/q4").get_json()
+    n = len(state["answers"]) - 1                              # the TA reads the last answer
+    seen = state["answers"][n]
+    assert c.get(f"/api/q/q4/{n}/card?id={seen['id']}").status_code == 200
+    from instructor.mark.folder import Folder
+    read = Folder(out).rows[n].file
+    late = next(f"late{k}_{10900 + k}_1_00_toy.ipynb" for k in range(1000)
+                if csvcells.file_key(f"late{k}_{10900 + k}_1_00_toy.ipynb") < csvcells.file_key(read))
+    regrade(out, [row(k, f) for k, f in enumerate(FILES)] + [row(99, late)])
+    moved = post(c, f"/api/q/q4/{n}", {"id": seen["id"], "version": seen["version"], "points": "1"})
+    assert moved.status_code == 409 and moved.get_json()["regraded"], moved.get_json()
+    assert "press r" in moved.get_json()["error"]
+    assert c.get(f"/api/q/q4/{n}/card?id={seen['id']}").status_code == 409
+    assert post(c, f"/api/q/q4/{n}", {"version": 0, "points": "1"}).status_code == 409   # no id: refused
+    assert not Ledger(out).answers()                           # nothing saved on anyone
+    now = c.get("/api/q/q4").get_json()["answers"]
+    assert [a["id"] for a in now] != [a["id"] for a in state["answers"]]
+    k = [a["id"] for a in now].index(seen["id"])               # the answer she read, at its new place
+    assert post(c, f"/api/q/q4/{k}", {"id": seen["id"], "version": 0, "points": "1"}).status_code == 200
+    assert [(key[1], a.points) for key, a in Ledger(out).answers().items()] == [(read, 1.0)]

@@ -7,6 +7,11 @@ or a link from another site cannot send. Every response carries a Content-Securi
 runs only the application's own script: a student's text, output or error in an answer card is
 HTML-escaped by :mod:`autograder.handgrading`, and even a card that escaped nothing could run none.
 
+An answer is addressed by its position ``n`` *and* its row's ``id`` (the row's key and its
+notebook's SHA-256, :attr:`.folder.Row.id`): a re-grade while the page is open can move another row
+to position ``n``, and then the card and the save are refused with a 409 ("press r"), never given
+to whoever holds that position now.
+
 Routes: ``/`` (progress per question and per TA, export), ``/q/<question>`` (grading), and under
 ``/api/``: the question's answers and rubric (``GET /api/q/<q>``), one answer's card, a change to an
 answer (``POST /api/q/<q>/<n>``: a 409 with what is there now when someone saved it first), a new
@@ -33,6 +38,8 @@ from .folder import Folder
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src data:; "
        "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 COOKIE = "course-mark"
+REGRADED = ("the class was re-graded since this page was loaded, so this answer may be another "
+            "student's now: nothing was saved; press r to load the answers again")
 
 
 def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
@@ -79,6 +86,10 @@ def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
     def denied(_exc):
         return render_template("denied.html"), 403
 
+    def regraded() -> tuple[Response, int]:
+        """An answer addressed by a row that is no longer there: nothing is saved or shown."""
+        return jsonify({"error": REGRADED, "regraded": True}), 409
+
     def question(q: str) -> dict:
         if q not in folder.questions:
             abort(404)
@@ -112,8 +123,8 @@ def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
     def card(q: str, n: int):
         question(q)
         with lock:
-            if not 0 <= n < len(folder.rows):
-                abort(404)
+            if folder.index(n, request.args.get("id")) is None:
+                return regraded()
             key = folder.keys(ledger, q)[n]
             given = ledger.grade(ledger.answer(key))
         return Response(folder.card(n, q, names, given), mimetype="text/html")
@@ -123,8 +134,8 @@ def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
         question(q)
         body = request.get_json(silent=True) or {}
         with lock:
-            if not 0 <= n < len(folder.rows):
-                abort(404)
+            if folder.index(n, body.get("id")) is None:
+                return regraded()
             key = folder.keys(ledger, q)[n]
             try:
                 with ledger.transaction():
@@ -209,7 +220,7 @@ def _ids(value: object) -> list[int] | None:
 def _answer(ledger: Ledger, key: tuple, n: int, folder: Folder) -> dict:
     a = ledger.answer(key)
     row = folder.rows[n]
-    return {"n": n, "label": row.label, "auto": row.auto, "status": row.status,
+    return {"n": n, "id": row.id, "label": row.label, "auto": row.auto, "status": row.status,
             "grade": ledger.grade(a), "typed": a.points, "items": a.items, "comment": a.comment,
             "version": a.version, "who": a.who, "at": a.at}
 

@@ -32,6 +32,12 @@ class Row:
     status: str
     result: Result | None
 
+    @property
+    def id(self) -> str:
+        """What the page addresses the answer by: the row's key and its notebook's content, so a
+        save never lands on another row (a re-grade that adds a row moves every position after it)."""
+        return f"{file_key(self.file)}.{self.sha256[:16]}"
+
 
 class Folder:
     """The graded folder's rows and questions, read again when grades.csv changes."""
@@ -65,6 +71,13 @@ class Folder:
         self._by_file = {f: i for i, f in enumerate(folder.files)}
         self._stamp = stamp
         return True
+
+    def index(self, n: int, row_id: object) -> int | None:
+        """Row ``n`` when it is still the row ``row_id`` names, else None (the class was re-graded
+        since the page was loaded)."""
+        if 0 <= n < len(self.rows) and isinstance(row_id, str) and self.rows[n].id == row_id:
+            return n
+        return None
 
     def keys(self, ledger: Ledger, question: str) -> list[Key]:
         """The ledger key of each row's answer to ``question`` (in :attr:`rows` order): the one a
