@@ -31,6 +31,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -130,11 +131,25 @@ def load_ledger(out: Path) -> dict[Key, dict]:
         ledger.close()
 
 
+LATE = re.compile(r"(?i)[_\-\s]late(?=[_\-\s.]|$)")
+
+
+def same_student(a: str, b: str) -> bool:
+    """Are two row names one student's? The same LMS id (Canvas user id, Moodle participant id);
+    for names without one, the same name but for a ``LATE`` mark. A copy of a graded notebook under
+    another student's name is never that student's grade."""
+    ia, ib = lms_id(a), lms_id(b)
+    if ia is not None or ib is not None:
+        return ia == ib
+    return LATE.sub("", a) == LATE.sub("", b)
+
+
 def match(folder: Folder, ledger: dict[Key, dict]
           ) -> tuple[dict[tuple[int, str], dict], list[tuple[str, Key]]]:
     """Which ledger entry applies to which (row, question): the row with the same content and
-    name, else the one row with the same content (renamed); and the entries not applied, each with
-    why (an entry for a row and question that has a newer one is left out of both)."""
+    name, else the one row of the same student (:func:`same_student`) with the same content
+    (renamed: a late upload); and the entries not applied, each with why (an entry for a row and
+    question that has a newer one is left out of both)."""
     by_file = {f: i for i, f in enumerate(folder.files)}
     by_sha: dict[str, list[int]] = {}
     for i in range(len(folder.files)):
@@ -155,7 +170,8 @@ def match(folder: Folder, ledger: dict[Key, dict]
         if q not in folder.manual_qs and q != COMMENT:
             missed.append(("the question is no longer graded by hand", key))
             continue
-        same = by_sha.get(sha, []) if sha else []
+        copies = by_sha.get(sha, []) if sha else []
+        same = [j for j in copies if same_student(folder.files[j], file)]
         if len(same) == 1 and (same[0], q) not in applied:
             applied[(same[0], q)] = ledger[key]                       # the same notebook, renamed
             continue
@@ -164,6 +180,9 @@ def match(folder: Folder, ledger: dict[Key, dict]
             continue                                                  # graded again since
         if i is not None:
             missed.append(("the notebook changed since it was graded", key))
+        elif copies and not same:
+            missed.append(("not in this run (its notebook is another student's row now: not given to them)",
+                           key))
         else:
             missed.append(("not in this run", key))
     return applied, missed
@@ -376,6 +395,11 @@ def reapply_plan(out: Path, exported: bool = False) -> Plan | None:
     if n_comments:
         line += f" and {n_comments} comments"
     line += f" ({out / LEDGER})"
+    renamed = sorted({(str(e["file"]), folder.files[i]) for (i, _q), e in applied.items()
+                      if e["file"] != folder.files[i]})
+    if renamed:
+        line += "; given to a renamed row of the same student: " + ", ".join(
+            f"{old} -> {new}" for old, new in renamed)
     if missed:
         reasons: dict[str, list[str]] = {}
         for why, (_sha, file, q) in missed:
