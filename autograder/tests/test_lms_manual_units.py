@@ -859,5 +859,6 @@ def test_a_copy_of_a_graded_notebook_under_another_students_name_gets_no_grade_o
     from instructor.mark.folder import Folder
     led = Ledger(out)
     folder = Folder(out)
-    given = {r.file: led.grade(led.answer(k)) for r, k in zip(folder.rows, folder.keys(led, "q4"), strict=True)}
+    keys = folder.keys(led, "q4")
+    given = {r.file: led.grade(led.answer(k)) for r, k in zip(folder.rows, keys, strict=True)}
     assert given == {alice: None, bob: None, late_carol: 0.5}     # course mark: Bob's answer waits to be read
