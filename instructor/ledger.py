@@ -27,6 +27,7 @@ copied in when the database is made, and the file is renamed ``hand_grades.json.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -129,10 +130,23 @@ class Ledger:
         except sqlite3.Error as exc:
             raise LedgerError(f"{self.path} cannot be opened ({exc}): nothing changed; restore it from "
                               "a backup or move it away") from None
-        self.maxima = _maxima(out)
+        self._maxima: tuple[tuple, dict[str, float]] = ((), {})
         self.made = made                # made just now: a change that is not kept leaves no database
         if made:
             self._migrate()
+
+    @property
+    def maxima(self) -> dict[str, float]:
+        """Each hand-graded question's points as ``questions.json`` says now (a re-grade may have
+        changed them while a server runs)."""
+        try:
+            st = (self.out / "questions.json").stat()
+            stamp: tuple = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = ()
+        if stamp != self._maxima[0] or not stamp:
+            self._maxima = (stamp, _maxima(self.out))
+        return self._maxima[1]
 
     @classmethod
     def existing(cls, out: Path) -> Ledger | None:
@@ -208,8 +222,12 @@ class Ledger:
         return found
 
     def grade(self, answer: Answer, items: dict[int, Item] | None = None) -> float | None:
-        """The answer's points: typed, else its items' sum clamped; None when not graded."""
+        """The answer's points: typed, else its items' sum clamped; None when not graded, or when the
+        points typed are no longer within the question's (its points were lowered since)."""
         if answer.points is not None:
+            most = self.maxima.get(answer.key[2])
+            if not 0 <= answer.points <= (math.inf if most is None else most + 1e-9):
+                return None
             return float(answer.points)
         if not answer.items:
             return None
@@ -229,7 +247,7 @@ class Ledger:
                 if a.comment:
                     out[key] = {**base, "comment": a.comment}
                 continue
-            points = self.grade(a, items)
+            points = a.points if a.points is not None else self.grade(a, items)   # over the maximum: listed
             if points is not None:
                 notes = [f"{_signed(items[i].points)}: {items[i].text}" for i in a.items if i in items]
                 out[key] = {**base, "points": points, "notes": notes + ([a.comment] if a.comment else [])}

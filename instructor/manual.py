@@ -157,14 +157,18 @@ def match(folder: Folder, ledger: dict[Key, dict]
             by_sha.setdefault(folder.sha(i), []).append(i)
     applied: dict[tuple[int, str], dict] = {}
     rest: list[Key] = []
+    missed: list[tuple[str, Key]] = []
     for key, entry in sorted(ledger.items()):
         sha, file, q = key
+        most = folder.manual_qs.get(q)
+        if most is not None and "points" in entry and not 0 <= float(entry["points"]) <= most + 1e-9:
+            missed.append((f"{q} is now worth {num(most)} points, not {num(float(entry['points']))}", key))
+            continue                                                  # never exported over the maximum
         i = by_file.get(file)
         if i is not None and folder.sha(i) == sha and (q in folder.manual_qs or q == COMMENT):
             applied[(i, q)] = entry
         else:
             rest.append(key)
-    missed: list[tuple[str, Key]] = []
     for key in rest:
         sha, file, q = key
         if q not in folder.manual_qs and q != COMMENT:

@@ -272,3 +272,34 @@ def test_a_regrade_that_moves_the_rows_refuses_a_save_or_card_of_the_old_positio
     k = [a["id"] for a in now].index(seen["id"])               # the answer she read, at its new place
     assert post(c, f"/api/q/q4/{k}", {"id": seen["id"], "version": 0, "points": "1"}).status_code == 200
     assert [(key[1], a.points) for key, a in Ledger(out).answers().items()] == [(read, 1.0)]
+
+
+def test_hand_grades_over_a_lowered_maximum_are_listed_never_given_back_or_exported(tmp_path):
+    """Red team 2 F09: q4 lowered from 1 to 0.5 point and the class re-graded: a typed 1 is listed
+    as not applied (kept in the ledger), not in grades.csv; a rubric's sum is clamped to the new
+    maximum; the running course mark checks typed points against the new maximum."""
+    import dataclasses
+    out = graded(tmp_path)
+    c = client(out)
+    state = post(c, "/api/q/q4/items", {"points": 1, "text": "Right"}).get_json()
+    from instructor.mark.folder import Folder
+    files = [r.file for r in Folder(out).rows]
+    assert save(c, 0, {"version": 0, "points": "1"}).status_code == 200
+    assert save(c, 1, {"version": 0, "items": [state["items"][0]["id"]]}).status_code == 200
+    asg = assignment.load(str(hostile.FIXTURE))
+    asg = dataclasses.replace(asg, questions=[dataclasses.replace(q, points=0.5) if q.name == "q4" else q
+                                              for q in asg.questions])
+    import shutil
+    shutil.rmtree(out / "results")
+    report.write_all(out, asg, [row(k, f) for k, f in enumerate(FILES)], {"workers": 1, "mode": "weak"})
+    lines = manual.reapply(out)
+    why = f"1 not applied (still in the ledger): q4 is now worth 0.5 points, not 1.0: {files[0]} q4"
+    assert why in lines[0]
+    grades = {r["file"]: r["q4"] for r in csv.DictReader((out / "grades.csv").open())}
+    assert grades[files[0]] == "" and grades[files[1]] == "0.5"
+    answers = c.get("/api/q/q4").get_json()["answers"]
+    assert (answers[0]["grade"], answers[0]["typed"], answers[1]["grade"]) == (None, 1.0, 0.5)
+    again = save(c, 0, {"version": answers[0]["version"], "points": "1"})
+    assert again.status_code == 400 and "between 0 and 0.5" in again.get_json()["error"]
+    assert manual.export(out)                                   # the export: not over the maximum either
+    assert {r["file"]: r["q4"] for r in csv.DictReader((out / "grades.csv").open())}[files[0]] == ""
