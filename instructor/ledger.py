@@ -111,8 +111,22 @@ class Item:
 
 
 def clamp(total: float, most: float | None) -> float:
-    """A rubric's sum as a grade: never below 0, never above the question's points."""
+    """A rubric's sum as a grade: never below 0, never above the question's points; 0 for a sum
+    that is no number (an infinite item's: NaN is no full marks)."""
+    if not math.isfinite(total):
+        return 0.0
     return max(0.0, total if most is None else min(most, total))
+
+
+def finite(points: float) -> float:
+    """An item's points: a finite number, else :class:`LedgerError`."""
+    try:
+        value = float(points)
+    except (TypeError, ValueError):
+        raise LedgerError(f"{points!r} is not a number of points") from None
+    if not math.isfinite(value):
+        raise LedgerError(f"{points!r} is not a number of points (it must be finite)")
+    return value
 
 
 class Ledger:
@@ -294,6 +308,7 @@ class Ledger:
 
     def add_item(self, question: str, points: float, text: str, who: str) -> Item:
         text = " ".join(text.split())                 # one line: it is a line of the feedback
+        points = finite(points)
         if not text:
             raise LedgerError("a rubric item needs a text")
         position = 1 + max([i.position for i in self.items(question)] + [0])
@@ -321,7 +336,7 @@ class Ledger:
             if used:
                 raise LedgerError(f"rubric item {before.position} is applied to {used} answers: take it off "
                                   "them first (or change its points or text)")
-        after = Item(before.id, before.question, before.points if points is None else float(points),
+        after = Item(before.id, before.question, before.points if points is None else finite(points),
                      before.text if text is None else " ".join(text.split()), before.position,
                      before.version + 1, delete)
         if not after.text:

@@ -303,3 +303,30 @@ def test_hand_grades_over_a_lowered_maximum_are_listed_never_given_back_or_expor
     assert again.status_code == 400 and "between 0 and 0.5" in again.get_json()["error"]
     assert manual.export(out)                                   # the export: not over the maximum either
     assert {r["file"]: r["q4"] for r in csv.DictReader((out / "grades.csv").open())}[files[0]] == ""
+
+
+def test_a_rubric_item_of_infinite_points_is_refused_and_never_full_marks(tmp_path):
+    """Red team 2 F07: `1e400`, `inf` or `nan` typed as a new item's points were saved (Infinity: the
+    page could not read the question any more; +inf and -inf summed to NaN, clamped to full marks)."""
+    out = graded(tmp_path)
+    c = client(out)
+    for bad in ("1e400", "inf", "nan", "-Infinity"):
+        r = post(c, "/api/q/q4/items", {"points": bad, "text": "Huge"})
+        assert r.status_code == 400, (bad, r.status_code)
+    led = Ledger(out)
+    assert led.items("q4") == []
+    with pytest.raises(LedgerError, match="finite"), led.transaction():
+        led.add_item("q4", float("inf"), "Huge", "ana")
+    ok = post(c, "/api/q/q4/items", {"points": "0.5", "text": "Half"}).get_json()["items"][0]
+    assert post(c, f"/api/items/{ok['id']}", {"version": ok["version"], "points": "inf"}).status_code == 400
+    # a ledger that holds such items all the same (written before the check): no full marks, and
+    # the page gets an error it can show, not JSON it cannot parse
+    with led.transaction():
+        led.db.execute("INSERT INTO item(question, points, text, position, version, who, at) VALUES "
+                       "('q4', 1e999, 'up', 2, 1, 'x', 'x'), ('q4', -1e999, 'down', 3, 1, 'x', 'x')")
+    ids = [i.id for i in led.items("q4")]
+    with led.transaction():
+        led.save(keys(out)[0], 0, "ana", items=ids[1:])
+    assert led.grade(led.answer(keys(out)[0])) == 0.0
+    shown = c.get("/api/q/q4")
+    assert shown.status_code == 500 and "not finite" in shown.get_json()["error"]

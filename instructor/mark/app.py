@@ -27,6 +27,7 @@ import threading
 from pathlib import Path
 
 from flask import Flask, Response, abort, jsonify, redirect, render_template, request
+from flask.json.provider import DefaultJSONProvider
 from markupsafe import Markup
 
 from autograder import handgrading
@@ -42,9 +43,26 @@ REGRADED = ("the class was re-graded since this page was loaded, so this answer 
             "student's now: nothing was saved; press r to load the answers again")
 
 
+class NotFinite(ValueError):
+    """A number the page would read as no JSON at all (Infinity, NaN)."""
+
+
+class StrictJSON(DefaultJSONProvider):
+    """JSON as the browser's ``JSON.parse`` reads it: an infinite or NaN number is an error here,
+    not a response the page cannot read (a question's page showing nothing)."""
+
+    def dumps(self, obj: object, **kwargs: object) -> str:
+        kwargs.setdefault("allow_nan", False)
+        try:
+            return super().dumps(obj, **kwargs)
+        except ValueError as exc:
+            raise NotFinite(str(exc)) from None
+
+
 def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
     """The application for the graded folder ``out``; ``tokens``: {token: the TA's name}."""
     app = Flask(__name__)
+    app.json = StrictJSON(app)
     app.config.update(MAX_CONTENT_LENGTH=64 * 1024)
     folder = Folder(out)
     ledger = Ledger(out)
@@ -81,6 +99,12 @@ def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
         response.headers["Referrer-Policy"] = "no-referrer"
         response.headers["Cache-Control"] = "no-store"
         return response
+
+    @app.errorhandler(NotFinite)
+    def not_finite(_exc):
+        text = ('{"error": "a number in the ledger is not finite (a rubric item of infinite points?): '
+                'nothing was shown; fix it in hand_grades.sqlite"}')
+        return Response(text, status=500, mimetype="application/json")
 
     @app.errorhandler(403)
     def denied(_exc):
@@ -156,7 +180,8 @@ def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
         with lock:
             try:
                 with ledger.transaction():
-                    ledger.add_item(q, float(body.get("points", 0)), _text(body.get("text")) or "", who())
+                    ledger.add_item(q, _number(body.get("points")) or 0.0, _text(body.get("text")) or "",
+                                    who())
             except (LedgerError, ValueError, TypeError) as exc:
                 return jsonify({"error": str(exc)}), 400
             return jsonify(_state(folder, ledger, q, names))

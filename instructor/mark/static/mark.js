@@ -227,6 +227,7 @@
 
   async function reload() {
     const r = await api(`/api/q/${Q}`);
+    if (r.status !== 200) { banner(r.data.error || "the answers could not be loaded"); return; }
     banner("");
     apply(r.data);
     await show(true);
