@@ -330,3 +330,18 @@ def test_a_rubric_item_of_infinite_points_is_refused_and_never_full_marks(tmp_pa
     assert led.grade(led.answer(keys(out)[0])) == 0.0
     shown = c.get("/api/q/q4")
     assert shown.status_code == 500 and "not finite" in shown.get_json()["error"]
+
+
+def test_a_refused_save_does_not_say_whose_answer_it_is(tmp_path):
+    """Red team 2 F08: a 409 returned the ledger's history as stored (key and file: the student's
+    name on Canvas); an anonymous page gets who changed it and when, nothing more."""
+    out = graded(tmp_path)
+    ana, ben = client(out, "tok-ana"), client(out, "tok-ben")
+    assert save(ana, 0, {"version": 0, "comment": "first"}).status_code == 200
+    late = save(ben, 0, {"version": 0, "comment": "second"})
+    assert late.status_code == 409
+    text = late.get_data(as_text=True)
+    assert not any(f in text for f in FILES) and not any(f"{k:064x}" in text for k in range(6))
+    assert late.get_json()["by"] == [{"who": "ana", "at": late.get_json()["answer"]["at"]}]
+    named = client(out, "tok-ben", names=True)
+    assert any(f in save(named, 0, {"version": 0, "comment": "x"}).get_data(as_text=True) for f in FILES)

@@ -168,7 +168,7 @@ def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
                                 points=_number(body.get("points")), typed="points" in body)
             except Conflict as exc:
                 return jsonify({"error": str(exc), "answer": _answer(ledger, key, n, folder),
-                                "by": exc.by}), 409
+                                "by": _by(exc.by, names)}), 409
             except (LedgerError, ValueError, TypeError) as exc:
                 return jsonify({"error": str(exc)}), 400
             return jsonify(_state(folder, ledger, q, names))
@@ -196,7 +196,7 @@ def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
                                                points=_number(body.get("points")),
                                                text=_text(body.get("text")), delete=bool(body.get("delete")))
             except Conflict as exc:
-                return jsonify({"error": str(exc), "item": exc.now, "by": exc.by}), 409
+                return jsonify({"error": str(exc), "item": exc.now, "by": _by(exc.by, names)}), 409
             except (LedgerError, ValueError, TypeError) as exc:
                 return jsonify({"error": str(exc)}), 400
             return jsonify(_state(folder, ledger, changed.question, names))
@@ -240,6 +240,14 @@ def _ids(value: object) -> list[int] | None:
     if not isinstance(value, list) or not all(isinstance(i, int) for i in value):
         raise ValueError("items must be a list of item ids")
     return value
+
+
+def _by(history: list[dict], names: bool) -> list[dict]:
+    """Who changed it and when, for a refused save: the ledger's history entries name the answer's
+    file (the student, on Canvas) and hash, which an anonymous page never shows."""
+    if names:
+        return history
+    return [{"who": h["who"], "at": h["at"]} for h in history]
 
 
 def _answer(ledger: Ledger, key: tuple, n: int, folder: Folder) -> dict:
