@@ -275,6 +275,18 @@ class Ledger:
                for r in rows]
         return out if key is None else [h for h in out if h["key"] == json.loads(json.dumps(key))]
 
+    def last_change(self) -> int:
+        """The number of the ledger's latest change (0: none yet): what ``manual.csv`` remembers."""
+        return int(self.db.execute("SELECT COALESCE(MAX(id), 0) FROM history").fetchone()[0])
+
+    def changed_since(self, key: Key, since: int, but: str, history: list[dict] | None = None) -> list[dict]:
+        """The changes after change number ``since`` to the answer ``key`` or to a rubric item
+        applied to it, made by anyone but ``but`` (``history``: :meth:`history`, read once)."""
+        items = set(self.answer(key).items)
+        return [h for h in (self.history() if history is None else history)
+                if h["id"] > since and h["who"] != but and
+                (h["key"] == list(key) or (h["what"].startswith("item") and h["key"] in items))]
+
     # ------------------------------------------------------------ changing
 
     def save(self, key: Key, version: int, who: str, *, points: float | None = None,

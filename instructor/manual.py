@@ -33,6 +33,7 @@ import math
 import os
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import feedback, handgrading
@@ -198,10 +199,20 @@ def _comment(text: str) -> str:
     return text[1:] if text.startswith("'") and text[1:].startswith((*FORMULA_START, "'")) else text
 
 
+@dataclass
+class Stamp:
+    """What a filled-in row says of when it was written: its notebook's SHA-256 (short) and the
+    ledger's change number then (None where the CSV has no such column), and where it is."""
+
+    sha: str | None
+    since: int | None
+    where: str
+
+
 def _read_filled(folder: Folder, filled: Path
-                 ) -> tuple[dict[int, dict[str, float]], dict[int, str], list[str]]:
-    """The filled-in CSV checked: {row: {question: points}}, {row: comment}, notes. ManualError
-    with every mistake (the first 20) otherwise."""
+                 ) -> tuple[dict[int, dict[str, float]], dict[int, str], list[str], dict[int, Stamp]]:
+    """The filled-in CSV checked: {row: {question: points}}, {row: comment}, notes, {row: its
+    stamp}. ManualError with every mistake (the first 20) otherwise."""
     manual_qs, files = folder.manual_qs, folder.files
     try:
         rows = _read_csv(filled)
@@ -214,13 +225,14 @@ def _read_filled(folder: Folder, filled: Path
     qcols = {q: cols.index(q) for q in manual_qs if q in cols}
     if not qcols:
         raise ManualError(f"{filled} has no column for {', '.join(manual_qs)}")
-    unknown = [c for c in cols if c and c not in ("file", "id", "comment", "key", *manual_qs)]
+    unknown = [c for c in cols if c and c not in ("file", "id", "comment", *handgrading.STAMPS, *manual_qs)]
     by_key = {file_key(f): i for i, f in enumerate(files)}
     by_name = {f: i for i, f in enumerate(files)}
     errors: list[str] = []
     updates: dict[int, dict[str, float]] = {}
     comments: dict[int, str] = {}
     seen: dict[str, int] = {}
+    stamps: dict[int, Stamp] = {}
     for n, row in enumerate(rows[1:], 2):
         if not any(c.strip() for c in row):
             continue
@@ -236,6 +248,12 @@ def _read_filled(folder: Folder, filled: Path
             errors.append(f"{where}: the same file as row {seen[key]}")
             continue
         seen[key] = n
+        sha = row[cols.index("sha256")].strip().lower() if "sha256" in cols else None
+        since = row[cols.index("ledger")].strip() if "ledger" in cols else ""
+        if since and not since.isdigit():
+            errors.append(f"{where}: ledger = {since!r} is not the ledger's change number manual.csv had")
+            continue
+        stamps[found] = Stamp(sha or None, int(since) if since else None, where)
         for q, c in qcols.items():
             try:
                 v = parse_points(row[c])
@@ -259,7 +277,22 @@ def _read_filled(folder: Folder, filled: Path
     missing = [q for q in manual_qs if q not in qcols]
     if missing:
         notes.append(f"note: {filled.name} has no column for {', '.join(missing)}")
-    return updates, comments, notes
+    return updates, comments, notes, stamps
+
+
+def _stale(ledger: Ledger, folder: Folder, i: int, key: Key, stamp: Stamp | None, who: str,
+           history: list[dict]) -> str | None:
+    """Why a filled-in cell of row ``i`` (the answer ``key``) must not be merged, or None: its row's
+    notebook was re-uploaded since the CSV was written, or someone else changed the answer (or a
+    rubric item applied to it) since then (since ever, for a CSV without the ``ledger`` column)."""
+    if stamp is not None and stamp.sha and not folder.sha(i).startswith(stamp.sha):
+        return "the notebook was re-uploaded since this CSV was made: nobody has graded the new one here"
+    by = ledger.changed_since(key, (stamp.since if stamp is not None else None) or 0, who, history)
+    if by:
+        last = by[-1]
+        return (f"{key[2] or 'the comment'} was changed by {last['who']} at {last['at']} since this CSV "
+                "was made")
+    return None
 
 
 class Plan:
@@ -333,13 +366,16 @@ def _apply(folder: Folder, ledger: dict[Key, dict], plan: Plan) -> tuple[int, li
     return complete, missed, sum(1 for (_i, q) in applied if q != COMMENT)
 
 
-def merge_plan(out: Path, filled: Path) -> Plan:
+def merge_plan(out: Path, filled: Path, force: bool = False) -> Plan:
     """Everything a merge of ``filled`` writes, checked and computed; nothing written yet (the
-    ledger's change waits in an open transaction for :meth:`Plan.finish`)."""
+    ledger's change waits in an open transaction for :meth:`Plan.finish`). A cell whose answer
+    someone else changed since the CSV was written, or whose notebook was re-uploaded since, is
+    refused (ManualError listing them all) unless ``force``."""
     folder = Folder(out)
     if not folder.manual_qs:
         raise ManualError(f"{folder.spec['assignment']} has no question graded by hand")
-    updates, comments, notes = _read_filled(folder, filled)
+    updates, comments, notes, stamps = _read_filled(folder, filled)
+    who = f"{WHO} ({filled.resolve()})"         # a change merged from this same file is no conflict
     try:
         ledger = Ledger(out)
     except LedgerError as exc:
@@ -350,16 +386,39 @@ def merge_plan(out: Path, filled: Path) -> Plan:
         baseline = ledger.baseline()
         current = ledger.entries()
         applied, _missed = match(folder, current)
+        history = ledger.history()
+        stale: list[str] = []
         n = 0
         for i, values in updates.items():
             for q, v in values.items():
                 if baseline.get((folder.files[i], q)) == num(v):
                     continue                         # as manual.csv was pre-filled: not typed here
-                key = applied[(i, q)] if (i, q) in applied else (folder.sha(i), folder.files[i], q)
-                n += ledger.set_points(_key(key), v, WHO)
+                key = _key(applied[(i, q)] if (i, q) in applied else (folder.sha(i), folder.files[i], q))
+                now = ledger.grade(ledger.answer(key))
+                if now is not None and abs(now - v) < 1e-9:
+                    continue                         # what the ledger holds already
+                why = None if force else _stale(ledger, folder, i, key, stamps.get(i), who, history)
+                if why:
+                    where = stamps[i].where if i in stamps else folder.files[i]
+                    stale.append(f"{where}: {q} = {num(v)}: {why} (it is "
+                                 f"{'not graded' if now is None else num(now)} now)")
+                    continue
+                n += ledger.set_points(key, v, who)
         for i, text in comments.items():
-            key = applied.get((i, COMMENT)) or (folder.sha(i), folder.files[i], COMMENT)
-            ledger.set_comment(_key(key), text, WHO)
+            key = _key(applied.get((i, COMMENT)) or (folder.sha(i), folder.files[i], COMMENT))
+            if ledger.answer(key).comment == text:
+                continue
+            why = None if force else _stale(ledger, folder, i, key, stamps.get(i), who, history)
+            if why:
+                stale.append(f"{stamps[i].where if i in stamps else folder.files[i]}: comment: {why}")
+                continue
+            ledger.set_comment(key, text, who)
+        if stale:
+            more = f"\n(and {len(stale) - 20} more)" if len(stale) > 20 else ""
+            raise ManualError("nothing merged: these cells are of answers that changed since the CSV "
+                              "was made:\n" + "\n".join(stale[:20]) + more + "\nTake them out of the "
+                              "CSV (or start from the manual.csv a re-grade writes), or merge with --force "
+                              "to write over them.")
         # a folder merged before the ledger existed: what grades.csv holds stays where the ledger is silent
         complete, _missed, _n = _apply(folder, ledger.entries(), plan)
     except LedgerError as exc:
@@ -428,18 +487,19 @@ def prefill(out: Path) -> list[str]:
     folder = Folder(out)
     applied, _missed = match(folder, ledger)
     qs = list(folder.manual_qs)
-    rows = [["file", "id", *qs, "comment", "key"]]
-    order = sorted(range(len(folder.files)), key=lambda i: folder.files[i])
-    for i in order:
-        entry = applied.get((i, COMMENT))
-        comment = str(entry.get("comment", "")) if entry else ""
-        rows.append([text_cell(folder.files[i]), student_id(folder.files[i]),
-                     *[num(float(applied[(i, q)]["points"])) if (i, q) in applied else "" for q in qs],
-                     text_cell(comment), file_key(folder.files[i])])
-    data = csv_text(rows).encode("utf-8")
     ledger = Ledger(out)
     try:
         with ledger.transaction():
+            since = str(ledger.last_change())
+            rows = [["file", "id", *qs, "comment", *handgrading.STAMPS]]
+            for i in sorted(range(len(folder.files)), key=lambda i: folder.files[i]):
+                entry = applied.get((i, COMMENT))
+                comment = str(entry.get("comment", "")) if entry else ""
+                rows.append([text_cell(folder.files[i]), student_id(folder.files[i]),
+                             *[num(float(applied[(i, q)]["points"])) if (i, q) in applied else ""
+                               for q in qs],
+                             text_cell(comment), file_key(folder.files[i]), folder.sha(i)[:16], since])
+            data = csv_text(rows).encode("utf-8")
             ledger.set_baseline({(folder.files[i], q): num(float(applied[(i, q)]["points"]))
                                  for (i, q) in applied if q != COMMENT})
             write_all({out / "manual.csv": data,
@@ -551,11 +611,12 @@ def _feedback(folder: Folder, body: list[list[str]], comments: dict[int, str],
 
 
 def export_plan(out: Path, filled: Path | None = None, book: Path | None = None,
-                column: str | None = None) -> Plan:
+                column: str | None = None, force: bool = False) -> Plan:
     """Everything hand grading writes, from the ledger (with ``filled`` merged into it first):
     grades.csv, the feedback, the pages, canvas_feedback.zip and, with a gradebook, the LMS import
     and lms.json; checked and computed, nothing written yet (:meth:`Plan.finish` writes it)."""
-    plan = merge_plan(out, filled) if filled is not None else (reapply_plan(out, exported=True) or Plan())
+    plan = (merge_plan(out, filled, force) if filled is not None
+            else (reapply_plan(out, exported=True) or Plan()))
     try:
         made = handback.canvas_zip(out, plan.files)    # the feedback as it is about to be
         if made is not None and plan.files:
@@ -603,6 +664,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--gradebook-column", default=None, metavar="TEXT",
                    help="the gradebook's column for this assignment (default: the one course grade "
                         "was given with that gradebook, else the one naming it)")
+    p.add_argument("--force", action="store_true",
+                   help="merge cells whose answer someone changed since the CSV was made, or whose "
+                        "notebook was re-uploaded since (refused otherwise)")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
     written: list[Plan] = []
     try:
@@ -614,7 +678,7 @@ def main(argv: list[str] | None = None) -> int:
             column = args.gradebook_column
         if args.filled is None and book is None:
             p.error("give FILLED.csv, --gradebook, or both (DIR has no gradebook of its grading run)")
-        plan = export_plan(args.out, args.filled, book, column)
+        plan = export_plan(args.out, args.filled, book, column, args.force)
         written.append(plan)
         plan.finish()
     except ManualError as exc:

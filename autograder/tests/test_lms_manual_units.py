@@ -287,10 +287,10 @@ def test_manual_csv_lists_every_row_with_its_id(graded):
     rows = list(csv.reader((out / "manual.csv").open()))
     link, alice = "=HYPERLINK(1)_10202_20002_x.ipynb", "alicesmith_10101_20001_00_toy.ipynb"
     key = csvcells.file_key
-    assert rows == [["file", "id", "q4", "comment", "key"],
-                    ["'" + link, "10202", "", "", key(link)],
-                    [alice, "10101", "", "", key(alice)],
-                    ["nobody.ipynb", "", "", "", key("nobody.ipynb")]]
+    assert rows == [["file", "id", "q4", "comment", "key", "sha256", "ledger"],
+                    ["'" + link, "10202", "", "", key(link), "", "0"],
+                    [alice, "10101", "", "", key(alice), "", "0"],
+                    ["nobody.ipynb", "", "", "", key("nobody.ipynb"), "", "0"]]
     grades = list(csv.DictReader((out / "grades.csv").open()))
     assert [(g["id"], g["manual_points_earned"], g["final_points_earned"]) for g in grades] == \
         [("10202", "", ""), ("10101", "", ""), ("", "", "")]
@@ -790,9 +790,9 @@ def test_a_regrade_prefills_manual_csv_and_an_untouched_one_goes_next_time(tmp_p
     assert manual.prefill(out) == [f"{out / 'manual.csv'} holds the 1 hand grades given back: fill in the "
                                    "rest"]
     rows = list(csv.reader((out / "manual.csv").open(newline="", encoding="utf-8")))
-    assert rows == [["file", "id", "q4", "comment", "key"],
-                    [alice, "10101", "0.5", "'=Nice", csvcells.file_key(alice)],
-                    [bob, "10202", "", "", csvcells.file_key(bob)]]
+    assert rows == [["file", "id", "q4", "comment", "key", "sha256", "ledger"],
+                    [alice, "10101", "0.5", "'=Nice", csvcells.file_key(alice), "a" * 16, "2"],
+                    [bob, "10202", "", "", csvcells.file_key(bob), "c" * 16, "2"]]
     copy = tmp_path / "again.csv"                              # merged again as it is: nothing changes
     copy.write_bytes((out / "manual.csv").read_bytes())
     manual.merge(out, copy)

@@ -345,3 +345,58 @@ def test_a_refused_save_does_not_say_whose_answer_it_is(tmp_path):
     assert late.get_json()["by"] == [{"who": "ana", "at": late.get_json()["answer"]["at"]}]
     named = client(out, "tok-ben", names=True)
     assert any(f in save(named, 0, {"version": 0, "comment": "x"}).get_data(as_text=True) for f in FILES)
+
+
+def _csv_of(out: Path, path: Path, points: dict[str, str], comments: dict[str, str] | None = None) -> Path:
+    """A TA's copy of manual.csv (or of the copy ``path`` already is) with these points (and
+    comments) typed in."""
+    source = path if path.exists() else out / "manual.csv"
+    rows = list(csv.reader(source.open(newline="", encoding="utf-8")))
+    for r in rows[1:]:
+        r[rows[0].index("q4")] = points.get(r[0], r[rows[0].index("q4")])
+        r[rows[0].index("comment")] = (comments or {}).get(r[0], r[rows[0].index("comment")])
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(rows)
+    return path
+
+
+def test_a_csv_merged_again_does_not_write_over_a_grade_given_since_in_the_browser(tmp_path):
+    """Red team 2 F02: ben merges his CSV, ana grades one answer 0 in the browser, ben merges his
+    CSV again with a typo fixed in another row: ana's 0 is refused (listed, exit 1, nothing
+    changed), ben's own fix is no conflict, and --force writes over it."""
+    out = graded(tmp_path)
+    ben = _csv_of(out, tmp_path / "ben.csv", {f: "1" for f in FILES})
+    assert manual.main([str(out), str(ben)]) == 0
+    c = client(out)
+    from instructor.mark.folder import Folder
+    victim = Folder(out).rows[0].file
+    version = c.get("/api/q/q4").get_json()["answers"][0]["version"]
+    assert save(c, 0, {"version": version, "points": "0", "comment": "no plot: 0"}).status_code == 200
+    typo = next(f for f in FILES if f != victim)
+    _csv_of(out, ben, {**{f: "1" for f in FILES}, typo: "0.5"})
+    before = (out / "grades.csv").read_bytes()
+    assert manual.main([str(out), str(ben)]) == 1
+    assert (out / "grades.csv").read_bytes() == before
+    grades = lambda: {r["file"]: r["q4"] for r in csv.DictReader((out / "grades.csv").open())}  # noqa: E731
+    _csv_of(out, ben, {**{f: "1" for f in FILES}, typo: "0.5", victim: ""})    # ana's cell left out
+    assert manual.main([str(out), str(ben)]) == 0
+    assert (grades()[victim], grades()[typo]) == ("0.0", "0.5")
+    _csv_of(out, ben, {victim: "1"})
+    assert manual.main([str(out), str(ben), "--force"]) == 0
+    assert grades()[victim] == "1.0"
+
+
+def test_a_stale_csv_row_does_not_grade_a_reupload_nobody_read(tmp_path, capsys):
+    """Red team 2 F02b: plain names (alice.ipynb); Alice re-uploads after her q4 was graded. The TA's
+    old CSV merged again (for Bob's comment) does not grade her new notebook."""
+    out = graded(tmp_path)
+    ta = _csv_of(out, tmp_path / "ta.csv", {f: "1" for f in FILES})
+    assert manual.main([str(out), str(ta)]) == 0
+    regrade(out, [row(k, f, sha="f" * 64 if k == 0 else None) for k, f in enumerate(FILES)])
+    _csv_of(out, ta, {f: "1" for f in FILES}, {FILES[1]: "Nice work"})
+    capsys.readouterr()
+    assert manual.main([str(out), str(ta)]) == 1
+    err = capsys.readouterr().err
+    assert f"({FILES[0]}): q4 = 1.0: the notebook was re-uploaded since this CSV was made" in err
+    grades = {r["file"]: r["q4"] for r in csv.DictReader((out / "grades.csv").open())}
+    assert grades[FILES[0]] == ""
