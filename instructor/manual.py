@@ -9,9 +9,12 @@ was given (``DIR/lms.json``, :func:`instructor.lms.remembered`). A blank cell le
 a blank comment that comment) as it was, so several people can fill in parts and merge in turn.
 
 **All or nothing.** Everything is checked and computed first (the filled-in CSV, the gradebook and
-its column); then every file is written to a temporary file beside it, and only when all are
-written are they renamed into place. On any mistake nothing in DIR changes, the exit code is 1
-(2 for a gradebook that cannot be filled in) and the message says where the mistake is.
+its column); then every file is written to a temporary file beside it, then the ledger's change is
+committed, and only then are the files renamed into place. On any mistake before the commit nothing
+in DIR changes, the exit code is 1 (2 for a gradebook that cannot be filled in) and the message
+says where the mistake is. A rename that fails after it (a file held by another program) leaves
+the ledger, the source of truth, with the change, and the message names the files still as they
+were and says to write them again with ``course mark DIR --export`` (:class:`StaleFiles`).
 
 **The ledger** (``DIR/hand_grades.sqlite``, :mod:`instructor.ledger`) is never removed by ``course
 grade``. Each hand grade in it belongs to a submission's content (SHA-256 of the notebook's bytes as
@@ -21,8 +24,8 @@ several TAs at once), so a CSV and the browser are two ways into one set of grad
 left as ``manual.csv`` was pre-filled is no change, and everything this command writes comes
 from the ledger. ``course grade --out DIR`` into a folder with a ledger gives every hand grade
 back to the row with the same content (:func:`reapply`) and lists, never drops, those whose
-notebook changed since they were given. The ledger's change is committed only once every file is
-written.
+notebook changed since they were given. The ledger's change is committed once every file is
+written beside its place, before they are renamed into place.
 """
 from __future__ import annotations
 
@@ -62,6 +65,11 @@ WHO = "course manual"
 
 class ManualError(ValueError):
     """A filled-in CSV that cannot be merged (nothing was written)."""
+
+
+class StaleFiles(ManualError):
+    """The ledger holds the change, but some files could not be renamed into place: they still hold
+    what they held before (the message names them and how to write them again)."""
 
 
 def _read_csv(path: Path) -> list[list[str]]:
@@ -299,18 +307,27 @@ class Plan:
     """What a merge or a re-apply will write: {path: bytes, or a temporary file already written
     beside it}, grades.csv's new rows, lines to print."""
 
-    def __init__(self, ledger: Ledger | None = None) -> None:
+    def __init__(self, out: Path, ledger: Ledger | None = None) -> None:
+        self.out = out
         self.files: dict[Path, bytes | Path] = {}
         self.table: list[list[str]] = []
         self.lines: list[str] = []
-        self.ledger = ledger            # its transaction is committed once the files are written
+        self.ledger = ledger            # its transaction is committed before the files are renamed
 
     def finish(self) -> None:
-        """Write every file, then commit the ledger's change (none of either on a failure)."""
+        """Every file written beside its place (a failure: nothing changed), then the ledger's change
+        committed (the source of truth: every file can be written again from it), then every file
+        renamed into place (a failure: :class:`StaleFiles`, naming those left as they were)."""
         try:
-            write_all(self.files)
-            if self.ledger is not None:
-                self.ledger.commit()
+            temps = _stage(self.files)
+            try:
+                if self.ledger is not None:
+                    self.ledger.commit()
+            except BaseException:
+                for tmp, _path in temps:
+                    tmp.unlink(missing_ok=True)
+                raise
+            _rename(temps, self.out)
         finally:
             self.discard()
 
@@ -380,7 +397,7 @@ def merge_plan(out: Path, filled: Path, force: bool = False) -> Plan:
         ledger = Ledger(out)
     except LedgerError as exc:
         raise ManualError(str(exc)) from None
-    plan = Plan(ledger)
+    plan = Plan(out, ledger)
     try:
         ledger.begin()
         baseline = ledger.baseline()
@@ -449,7 +466,7 @@ def reapply_plan(out: Path, exported: bool = False) -> Plan | None:
     if not ledger:
         return None
     folder = Folder(out)
-    plan = Plan()
+    plan = Plan(out)
     _complete, missed, n = _apply(folder, ledger, plan)
     applied, _ = match(folder, ledger)
     who = {lms_id(folder.files[i]) or folder.files[i] for (i, q) in applied if q != COMMENT}
@@ -503,17 +520,16 @@ def prefill(out: Path) -> list[str]:
             ledger.set_baseline({(folder.files[i], q): num(float(applied[(i, q)]["points"]))
                                  for (i, q) in applied if q != COMMENT})
             write_all({out / "manual.csv": data,
-                       out / PREFILLED: (hashlib.sha256(data).hexdigest() + "\n").encode("ascii")})
+                       out / PREFILLED: (hashlib.sha256(data).hexdigest() + "\n").encode("ascii")}, out)
     finally:
         ledger.close()
     n = sum(1 for (_i, q) in applied if q != COMMENT)
     return [f"{out / 'manual.csv'} holds the {n} hand grades given back: fill in the rest"]
 
 
-def write_all(files: dict[Path, bytes | Path]) -> None:
-    """Every file to a temporary file beside it first (a value that is a path is that temporary
-    file, already written); only when all are written, each renamed into place. A failure before
-    the renames leaves every file as it was."""
+def _stage(files: dict[Path, bytes | Path]) -> list[tuple[Path, Path]]:
+    """Every file to a temporary file beside it (a value that is a path is that temporary file,
+    already written): [(temporary, path)]. A failure removes them and leaves every file as it was."""
     temps: list[tuple[Path, Path]] = []
     try:
         for path, data in files.items():
@@ -523,13 +539,35 @@ def write_all(files: dict[Path, bytes | Path]) -> None:
             tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
             temps.append((tmp, path))
             tmp.write_bytes(data)
-        for tmp, path in temps:
-            os.replace(tmp, path)
     except OSError as exc:
-        raise ManualError(f"cannot write {exc.filename}: {exc.strerror}") from None
-    finally:
         for tmp, _path in temps:
             tmp.unlink(missing_ok=True)
+        raise ManualError(f"cannot write {exc.filename}: {exc.strerror}") from None
+    return temps
+
+
+def _rename(temps: list[tuple[Path, Path]], out: Path) -> None:
+    """Each temporary file renamed into place; on a failure, :class:`StaleFiles` naming the files
+    that were not (those renamed already hold the new content)."""
+    for k, (tmp, path) in enumerate(temps):
+        try:
+            os.replace(tmp, path)
+        except OSError as exc:
+            for left, _path in temps[k:]:
+                left.unlink(missing_ok=True)
+            stale = ", ".join(str(p.relative_to(out)) if p.is_relative_to(out) else str(p)
+                              for _t, p in temps[k:])
+            raise StaleFiles(
+                f"cannot write {path}: {exc.strerror}. The hand grades are saved in {out / LEDGER}, "
+                f"and {k} of {len(temps)} files were written; these still hold what they held before: "
+                f"{stale}. Write them again from the ledger with `course mark {out} --export` once "
+                f"{path.name} can be written.") from None
+
+
+def write_all(files: dict[Path, bytes | Path], out: Path) -> None:
+    """Every file to a temporary file beside it first; only when all are written, each renamed
+    into place (:func:`_stage`, :func:`_rename`)."""
+    _rename(_stage(files), out)
 
 
 def merge(out: Path, filled: Path) -> list[str]:
@@ -616,7 +654,7 @@ def export_plan(out: Path, filled: Path | None = None, book: Path | None = None,
     grades.csv, the feedback, the pages, canvas_feedback.zip and, with a gradebook, the LMS import
     and lms.json; checked and computed, nothing written yet (:meth:`Plan.finish` writes it)."""
     plan = (merge_plan(out, filled, force) if filled is not None
-            else (reapply_plan(out, exported=True) or Plan()))
+            else (reapply_plan(out, exported=True) or Plan(out)))
     try:
         made = handback.canvas_zip(out, plan.files)    # the feedback as it is about to be
         if made is not None and plan.files:
@@ -681,6 +719,9 @@ def main(argv: list[str] | None = None) -> int:
         plan = export_plan(args.out, args.filled, book, column, args.force)
         written.append(plan)
         plan.finish()
+    except StaleFiles as exc:
+        print(f"course manual: {exc}", file=sys.stderr)
+        return 1
     except ManualError as exc:
         print(f"course manual: {exc}\n(nothing in {args.out} was changed)", file=sys.stderr)
         return 1

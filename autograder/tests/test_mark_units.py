@@ -400,3 +400,38 @@ def test_a_stale_csv_row_does_not_grade_a_reupload_nobody_read(tmp_path, capsys)
     assert f"({FILES[0]}): q4 = 1.0: the notebook was re-uploaded since this CSV was made" in err
     grades = {r["file"]: r["q4"] for r in csv.DictReader((out / "grades.csv").open())}
     assert grades[FILES[0]] == ""
+
+
+def test_a_merge_whose_file_cannot_be_renamed_keeps_the_ledger_and_names_the_stale_files(
+        tmp_path, monkeypatch, capsys):
+    """Red team 2 F14: a rename that fails half-way (canvas_import.csv held by another program) left
+    grades.csv merged and the ledger rolled back, saying "nothing was changed"; the grades then
+    vanished at the next re-grade. The ledger is committed first; the message names what is stale."""
+    import os
+
+    from instructor.mark import main as mark_main
+    out = graded(tmp_path)
+    book = tmp_path / "gradebook.csv"
+    book.write_bytes(lms_samples.canvas_gradebook(STUDENTS))
+    lms.remember(out, book, None)
+    filled = _csv_of(out, tmp_path / "f.csv", {f: "1" for f in FILES})
+    replace = os.replace
+
+    def held(src, dst):
+        if Path(dst).name == "canvas_import.csv":
+            raise PermissionError(1, "Operation not permitted", str(dst))
+        return replace(src, dst)
+
+    monkeypatch.setattr(manual.os, "replace", held)
+    capsys.readouterr()
+    assert manual.main([str(out), str(filled)]) == 1
+    err = capsys.readouterr().err
+    assert "nothing in" not in err and "canvas_import.csv" in err and f"course mark {out} --export" in err
+    assert len(Ledger(out).entries()) == len(FILES)                  # the source of truth has them
+    assert not list(out.rglob("*.part"))
+    monkeypatch.setattr(manual.os, "replace", replace)
+    assert mark_main([str(out), "--export"]) == 0
+    got = lms_samples.canvas_import((out / "canvas_import.csv").read_bytes())["grades"]
+    assert {who: v for (who, _col), v in got.items()} == {str(10100 + k): f"{4 + k % 3:g}" for k in range(6)}
+    regrade(out, [row(k, f) for k, f in enumerate(FILES)])
+    assert {r["q4"] for r in csv.DictReader((out / "grades.csv").open())} == {"1.0"}

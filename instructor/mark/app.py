@@ -206,6 +206,8 @@ def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
         with lock:
             try:
                 lines = export(folder, ledger)
+            except manual.StaleFiles as exc:
+                return jsonify({"error": str(exc)}), 500
             except (manual.ManualError, lms.GradebookError, OSError) as exc:
                 return jsonify({"error": f"nothing was written: {exc}"}), 400
         return jsonify({"lines": lines})
