@@ -38,6 +38,9 @@ def test_mutant_scores_as_expected(name, mutant_name, own_class):
         assert lost == [mutant.question], (
             f"buggy {mutant_name} ({mutant.why}) lost points in {lost or 'nothing'}, "
             f"expected {mutant.question} only")
+        shown = mutants.told(batch.out / "results", stem, mutant.question)
+        assert not mutant.hint or any(mutant.hint in text for text in shown), (
+            f"buggy {mutant_name} ({mutant.why}) was not told {mutant.hint!r}: {shown}")
 
 
 @pytest.mark.parametrize("name", BUILT)
