@@ -166,7 +166,7 @@ def test_the_hand_grading_page_holds_a_figure_from_every_submission(batch):
 def test_course_manual_merges_the_filled_csv_and_refreshes_the_canvas_import(batch, tmp_path):
     out, book = batch["out"], batch["book"]
     rows = list(csv.reader((out / "manual.csv").open(encoding="utf-8")))
-    assert rows[0] == ["file", "id", "q4", "comment", "key"] and len(rows) == 6
+    assert rows[0] == ["file", "id", "q4", "comment", "key", "sha256", "ledger"] and len(rows) == 6
     points = {ALICE: "1", BOB: "0.5", CAROL: "1", DAVE: "0", WRONG: "0"}
     mistake = [rows[0]] + [[r[0], r[1], "2" if r[0] == ALICE else points[r[0]], ""] for r in rows[1:]]
     bad = tmp_path / "bad.csv"

@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import re
+import shutil
 import struct
 import zlib
 from html.parser import HTMLParser
@@ -286,10 +287,10 @@ def test_manual_csv_lists_every_row_with_its_id(graded):
     rows = list(csv.reader((out / "manual.csv").open()))
     link, alice = "=HYPERLINK(1)_10202_20002_x.ipynb", "alicesmith_10101_20001_00_toy.ipynb"
     key = csvcells.file_key
-    assert rows == [["file", "id", "q4", "comment", "key"],
-                    ["'" + link, "10202", "", "", key(link)],
-                    [alice, "10101", "", "", key(alice)],
-                    ["nobody.ipynb", "", "", "", key("nobody.ipynb")]]
+    assert rows == [["file", "id", "q4", "comment", "key", "sha256", "ledger"],
+                    ["'" + link, "10202", "", "", key(link), "", "0"],
+                    [alice, "10101", "", "", key(alice), "", "0"],
+                    ["nobody.ipynb", "", "", "", key("nobody.ipynb"), "", "0"]]
     grades = list(csv.DictReader((out / "grades.csv").open()))
     assert [(g["id"], g["manual_points_earned"], g["final_points_earned"]) for g in grades] == \
         [("10202", "", ""), ("10101", "", ""), ("", "", "")]
@@ -645,7 +646,8 @@ def test_a_regrade_gives_the_ledgers_hand_grades_back_by_content(tmp_path):
     shutil.rmtree(out / "results")                                      # as course grade does first
     report.write_all(out, asg, results, {"workers": 1, "mode": "weak"})
     lines = manual.reapply(out)
-    assert lines == [f"kept 2 hand grades of 2 students and 1 comments ({out / manual.LEDGER}); 1 not "
+    assert lines == [f"kept 2 hand grades of 2 students and 1 comments ({out / manual.LEDGER}); given to a "
+                     f"renamed row of the same student: {bob} -> bobjones_LATE_10202_2_00_toy.ipynb; 1 not "
                      f"applied (still in the ledger): the notebook changed since it was graded: {carol} q4"]
     rows = {r["file"]: r for r in csv.DictReader((out / "grades.csv").open())}
     assert {f: (r["q4"], r["final_points_earned"]) for f, r in rows.items()} == {
@@ -788,9 +790,9 @@ def test_a_regrade_prefills_manual_csv_and_an_untouched_one_goes_next_time(tmp_p
     assert manual.prefill(out) == [f"{out / 'manual.csv'} holds the 1 hand grades given back: fill in the "
                                    "rest"]
     rows = list(csv.reader((out / "manual.csv").open(newline="", encoding="utf-8")))
-    assert rows == [["file", "id", "q4", "comment", "key"],
-                    [alice, "10101", "0.5", "'=Nice", csvcells.file_key(alice)],
-                    [bob, "10202", "", "", csvcells.file_key(bob)]]
+    assert rows == [["file", "id", "q4", "comment", "key", "sha256", "ledger"],
+                    [alice, "10101", "0.5", "'=Nice", csvcells.file_key(alice), "a" * 16, "2"],
+                    [bob, "10202", "", "", csvcells.file_key(bob), "c" * 16, "2"]]
     copy = tmp_path / "again.csv"                              # merged again as it is: nothing changes
     copy.write_bytes((out / "manual.csv").read_bytes())
     manual.merge(out, copy)
@@ -830,3 +832,33 @@ def test_the_feedback_page_escapes_whatever_a_submission_printed():
     assert not [a for _, attrs in parser.tags for a in attrs if a.lower().startswith("on")]
     assert 'href="javascript' not in page and "default-src 'none'" in page
     assert page.count("&lt;script&gt;window.__pwned=1&lt;/script&gt;") == 5
+
+
+def test_a_copy_of_a_graded_notebook_under_another_students_name_gets_no_grade_of_it(tmp_path):
+    """Red team 2 F04: Alice re-uploads, Bob's new upload is a byte copy of Alice's graded notebook.
+    Her grade and comment go to no one (listed), Bob's own old grade is listed too; a late upload of
+    the same student's same bytes keeps its grade and is named on the summary line."""
+    asg = assignment.load(str(hostile.FIXTURE))
+    alice, bob, carol = ("alicesmith_10101_1_00_toy.ipynb", "bobjones_10202_2_00_toy.ipynb",
+                         "leecarol_10303_3_00_toy.ipynb")
+    out = tmp_path / "out"
+    out.mkdir()
+    report.write_all(out, asg, _week_results({alice: "a" * 64, bob: "b" * 64, carol: "c" * 64}), META)
+    manual.merge(out, _fill(tmp_path / "f.csv", [["file", "q4", "comment"], [alice, "1", "Alice: see me"],
+                                                  [bob, "0", ""], [carol, "0.5", ""]]))
+    late_carol = "leecarol_LATE_10303_3_00_toy.ipynb"
+    shutil.rmtree(out / "results")
+    report.write_all(out, asg, _week_results({alice: "d" * 64, bob: "a" * 64, late_carol: "c" * 64}), META)
+    lines = manual.reapply(out)
+    rows = {r["file"]: r for r in csv.DictReader((out / "grades.csv").open())}
+    assert (rows[bob]["q4"], rows[alice]["q4"], rows[late_carol]["q4"]) == ("", "", "0.5")
+    assert "Alice: see me" not in (out / "feedback" / f"{inputs.safe_stem(bob)}.md").read_text()
+    assert f"renamed row of the same student: {carol} -> {late_carol}" in lines[0]
+    assert f"the notebook changed since it was graded: {alice} comment, {alice} q4, {bob} q4" in lines[0]
+    from instructor.ledger import Ledger
+    from instructor.mark.folder import Folder
+    led = Ledger(out)
+    folder = Folder(out)
+    keys = folder.keys(led, "q4")
+    given = {r.file: led.grade(led.answer(k)) for r, k in zip(folder.rows, keys, strict=True)}
+    assert given == {alice: None, bob: None, late_carol: 0.5}     # course mark: Bob's answer waits to be read

