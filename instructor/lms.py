@@ -35,6 +35,12 @@ failed upload is just as uncertain). So is a student with a row
 whose code the rules flagged (``suspicious code: ...``): its points wait for a person to read the code
 (the Gradescope zip holds the same total, :func:`autograder.gradescope.results_json`).
 
+**No cell runs as a formula.** The gradebook's own cells (a student's name, SIS login, section) are
+copied through :func:`autograder.csvcells.text_cell`, so ``=HYPERLINK(...)`` opens as text in a
+spreadsheet, except those the LMS reads back: Canvas's ``ID`` (its importer finds the student by it)
+and Moodle's ``Identifier``, ``Grade``, ``Last modified (grade)`` and ``Feedback comments``
+(``assignfeedback_offline_grade_importer``): an escaped name changes no match.
+
 The grading run's ``--gradebook`` and ``--gradebook-column`` are kept in ``DIR/lms.json``
 (:func:`remember`), so that ``course manual DIR FILLED.csv`` refreshes the import without being
 told again (:func:`remembered`).
@@ -50,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder import feedback
-from autograder.csvcells import CsvRowError, cell_text, csv_text, read_spreadsheet, read_table
+from autograder.csvcells import CsvRowError, cell_text, csv_text, read_spreadsheet, read_table, text_cell
 from autograder.inputs import MAX_STUDENT_NOTEBOOKS, lms_id
 from autograder.report import is_flagged, is_unreadable, is_wrong_notebook
 
@@ -61,6 +67,8 @@ SPECIAL_ROW = re.compile(r"^\s*(Muted|Manual Posting.*)?\s*$", re.IGNORECASE)
 PARTICIPANT = re.compile(r"(\d+)\s*$")
 NOT_GRADED = "not graded"               # the status of a row over the per-student cap (inputs)
 FEEDBACK_COMMENTS = "Feedback comments"   # Moodle's worksheet column of the comments feedback plugin
+# the worksheet columns Moodle's import reads back (assignfeedback_offline_grade_importer): kept as they are
+MOODLE_READS = {"Identifier", "Grade", "Last modified (grade)", FEEDBACK_COMMENTS}
 
 
 class GradebookError(ValueError):
@@ -440,7 +448,7 @@ def _canvas(gb: Gradebook, col: int, mine: dict, possible: float,
         students = True
         if sid in mine:
             seen.add(sid)
-            new = cut(row)
+            new = [cell if i == gb.id_col else text_cell(cell) for i, cell in enumerate(cut(row))]
             new[-1] = fmt(mine[sid][0])
             if "Points Possible" in new[0]:    # Canvas's importer would read it as its points row
                 new[0] = new[0].replace("Points Possible", "Points_Possible")
@@ -467,7 +475,8 @@ def _moodle(gb: Gradebook, mine: dict, possible: float, notes: list[str],
     filled = 0
     warned = False
     for row in gb.rows[1:]:
-        row = row + [""] * (len(gb.header) - len(row))
+        row = [cell if i < len(header) and header[i] in MOODLE_READS else text_cell(cell)
+               for i, cell in enumerate(row + [""] * (len(gb.header) - len(row)))]
         m = PARTICIPANT.search(row[gb.id_col])
         pid = str(int(m.group(1))) if m else ""
         if pid in mine:

@@ -9,6 +9,8 @@
 """
 from __future__ import annotations
 
+import csv
+import io
 import os
 import subprocess
 import sys
@@ -19,6 +21,8 @@ import hostile
 import lms_samples
 import pytest
 from test_grade_lms import fill_by_column, with_answer
+
+from autograder.csvcells import FORMULA_START
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -88,3 +92,25 @@ def test_f10_held_students_get_no_feedback_file_in_the_canvas_zip(week):
     files = _zip_names(week["out"])                     # after course manual: the totals are in it
     assert list(files) == ["evil_10100_20000_feedback.html"]
     assert "<strong>Total: 6.0 / 6.0 points</strong>" in files["evil_10100_20000_feedback.html"]
+
+
+def _cells(path: Path) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(path.read_text(encoding="utf-8-sig"), newline="")))
+
+
+def test_f03_no_gradebook_cell_reaches_the_imports_as_a_formula(week):
+    out = week["out"]
+    canvas = _cells(out / "canvas_import.csv")
+    assert canvas[3:] == [["'" + DDE, "10100", "", "", "A", "6"]]     # held students: not in the import
+    got = lms_samples.canvas_import((out / "canvas_import.csv").read_bytes())   # Canvas finds them by ID
+    assert got["grades"] == {("10100", "4700"): "6"} and got["assignments"] == {"4700": "00 Toy (4700)"}
+    moodle = _cells(out / "moodle_import.csv")
+    header = moodle[0]
+    rows = {r[header.index("Identifier")]: dict(zip(header, r, strict=True)) for r in moodle[1:]}
+    assert rows["Participant 777"]["Full name"] == "'" + AT and rows["Participant 777"]["Grade"] == "6"
+    assert rows["Participant 778"]["Full name"] == "'+Not Graded" and rows["Participant 778"]["Grade"] == ""
+    assert rows["Participant 777"]["Feedback comments"].startswith("<h1>00_toy: feedback for Evil Student")
+    assert rows["Participant 777"]["Last modified (grade)"] == "-"       # Moodle reads it back: as it was
+    for name in ("canvas_import.csv", "moodle_import.csv"):
+        for row in _cells(out / name)[1:]:
+            assert not [c for c in row if c.startswith(FORMULA_START) and c != "-"], (name, row)
