@@ -179,20 +179,33 @@ def merge(*, out: Path, shard_dirs: Sequence[Path] = (), assignment: str | None 
           similarity: bool = True, student_names: StudentNames = NO_NAMES) -> Outcome:
     """``course merge OUT [SHARD_DIR...]``: the shards' results (default: every ``out/shards/*``, of
     ``n`` shards when given) into ``out``, written as one machine's batch writes them, once every row
-    checked out against the files and the grader running now (:func:`autograder.shard_merge.load_shards`).
-    Nothing is written otherwise: :class:`ShardsMissing` (exit 1) when a shard is missing or
-    unfinished, :class:`GradingError` when one failed for good (exit 3) or the shards do not match the
-    files or the grader (exit 2)."""
-    t0 = time.monotonic()
-    out = Path(out).resolve()
+    checked out against the files and the grader running now (:func:`load_merge`, then
+    :func:`write_merge`). Nothing is written otherwise."""
+    merged = load_merge(out=out, shard_dirs=shard_dirs, assignment=assignment, n=n)
+    return write_merge(merged, out=out, similarity=similarity, student_names=student_names)
+
+
+def load_merge(*, out: Path, shard_dirs: Sequence[Path] = (), assignment: str | None = None,
+               n: int | None = None) -> shard_merge.Merged:
+    """The shards of one batch, read and every row checked (:func:`autograder.shard_merge.load_shards`);
+    nothing written. :class:`ShardsMissing` (exit 1) when a shard is missing or unfinished,
+    :class:`GradingError` when one failed for good (exit 3) or the shards do not match the files or
+    the grader (exit 2). ``meta["gradebook"]`` is the ``--gradebook`` the shards were graded with."""
     try:
-        merged = shard_merge.load_shards(out, list(shard_dirs), assignment, n)
+        return shard_merge.load_shards(Path(out).resolve(), list(shard_dirs), assignment, n)
     except shards.ShardsMissing as exc:
         raise ShardsMissing(str(exc)) from exc
     except shards.ShardError as exc:
         error = GradingError(str(exc))
         error.exit_code = exc.exit_code
         raise error from exc
+
+
+def write_merge(merged: shard_merge.Merged, *, out: Path, similarity: bool = True,
+                student_names: StudentNames = NO_NAMES) -> Outcome:
+    """What :func:`load_merge` checked, written into ``out`` as one machine's batch writes it."""
+    t0 = time.monotonic()
+    out = Path(out).resolve()
     asg, meta = merged.asg, merged.meta
     for line in merged.notes:
         print("note: " + line)
@@ -202,7 +215,7 @@ def merge(*, out: Path, shard_dirs: Sequence[Path] = (), assignment: str | None 
     meta["warnings"] += warnings
     shard_merge.copy_figures(merged.shard_dirs, out)
     write_outputs(out, asg, merged.results, meta, similar=similarity, names=student_names)
-    meta["merge_seconds"] = round(time.monotonic() - t0, 3)
+    meta["merge_seconds"] = round(time.monotonic() - t0 + meta.get("merge_read_seconds", 0.0), 3)
     each = ", ".join(f"shard {m['shard']}: {m['rows']} rows, {m['mode']}" for m in meta["shards"])
     print(f"merged {merged.n} shards ({each}) in {meta['merge_seconds']:.1f} s")
     return Outcome(out=out, results=merged.results, mode=meta["mode"], cg_note=meta.get("cgroups_note", ""),
