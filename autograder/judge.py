@@ -27,6 +27,7 @@ import torch
 from course import handles, wire
 
 from . import exercise_rules
+from .checks import hints
 
 MESSAGE_CAP = 4000
 GRACE = 3.0
@@ -40,10 +41,11 @@ class PipeTransport(handles.Transport):
     """Requests over a pipe pair to the submission's :class:`course.serve.Server`."""
 
     def __init__(self, requests: int, answers: int, cells: list[str],
-                 template: list[str] | None = None) -> None:
+                 template: list[str] | None = None, by_index: dict[int, str] | None = None) -> None:
         super().__init__()
         self.req, self.ans = requests, answers
         self._cells = cells
+        self._by_index = by_index or {}
         self._template = template
         self.deadline = float("inf")
         self.next_id = 1
@@ -57,6 +59,10 @@ class PipeTransport(handles.Transport):
 
     def template(self) -> list[str] | None:
         return list(self._template) if self._template else None
+
+    def line_of(self, cell: int, line: int) -> str | None:
+        lines = self._by_index.get(cell, "").split("\n")
+        return lines[line - 1].strip()[:200] or None if 0 < line <= len(lines) else None
 
     def _write(self, frame: bytes) -> None:
         view = memoryview(frame)
@@ -205,13 +211,14 @@ def run_tests(t: PipeTransport, tests: list[dict], case_timeout: float, report: 
             case.func(**kwargs)
             passed, message = True, "Test case passed"
         except Exception as exc:
-            message = _failure(exc, filename, lines, q)
+            message = hints.judge_message(exc, _failure(exc, filename, lines, q), bool(case.kw.get("hidden")))
             if missing:
                 message += ("\n(not defined in the notebook: " + ", ".join(missing)
                             + " -- was its cell deleted or not run?)")
         finally:
             t.deadline = float("inf")
             t.callbacks.clear()
+            t.built.clear()
             t.swaps.clear()
         report({"t": "case", "q": q, "i": i, "passed": passed, "message": message[:MESSAGE_CAP]})
         if not t.gone:
@@ -224,11 +231,13 @@ def run_tests(t: PipeTransport, tests: list[dict], case_timeout: float, report: 
                 t.deadline = float("inf")
 
 
-def notebook_cells(path: str, given_code: list[str]) -> tuple[list[str], list[str], list[str]]:
+def notebook_cells(path: str, given_code: list[str]) -> tuple[list[str], list[str], list[str],
+                                                                dict[int, str]]:
     """From the submitted notebook (read here, not from the submission's process): its code cells,
     the questions whose ``grader.check`` cells it has, and what its own code does that the rules
     do not allow (course/rules/: every cell is read for what it binds; cells identical to a given
-    cell of the blank notebook, the setup cell among them, are the course's and not searched)."""
+    cell of the blank notebook, the setup cell among them, are the course's and not searched), and
+    the cells by their index (the lines a student's error is shown at)."""
     from course.rules import suspicious
 
     from .notebook import CHECK_RE, read_notebook, setup_cell
@@ -238,7 +247,7 @@ def notebook_cells(path: str, given_code: list[str]) -> tuple[list[str], list[st
     sources = [c["source"] for c in cells if not c["ignore"]]        # the rules read what runs
     checks = sorted({q for src in sources for q in CHECK_RE.findall(src)})
     odd = suspicious([c["source"] for c in cells], [c["index"] for c in cells], given_code)
-    return sources, checks, odd
+    return sources, checks, odd, {c["index"]: c["source"] for c in cells}
 
 
 def judge_main(job: dict, report_fd: int, control_fd: int, requests_fd: int, answers_fd: int) -> int:
@@ -268,9 +277,9 @@ def judge_main(job: dict, report_fd: int, control_fd: int, requests_fd: int, ans
             line = line[n:]
 
     given = list(control.get("given_code", []))
-    cells, checks, odd = notebook_cells(job["staging"], given)
+    cells, checks, odd, by_index = notebook_cells(job["staging"], given)
     report({"t": "notebook", "checks": checks, "suspicious": odd})
-    t = PipeTransport(requests_fd, answers_fd, cells, given)
+    t = PipeTransport(requests_fd, answers_fd, cells, given, by_index)
     started = time.monotonic()
     run_tests(t, control["tests"], float(control["case_timeout"]), report)
     from course.serve import ANOTHER_PROCESS

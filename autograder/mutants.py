@@ -6,13 +6,15 @@ A mutant file autograder/assignments/NN_name/mutants/<name>.py starts with a hea
     # expect: fail                (or: pass)
     # replaces: Attention         (the top-level def/class whose solution cell this code replaces)
     # why: scales by sqrt of the model dimension instead of the head dimension
+    # hint: sqrt(head_dim)        (optional, for a fail: what the student must be told: a failed
+                                   case of its question shows these words)
 
 `mutant_notebook` makes the submission: the filled-in solution notebook with that one cell
 swapped. `python -m autograder.mutants NN_name [MUTANT...]` grades the solution and the mutants
 through the real grader (`course grade`) and says, for each, whether it scored as expected, and
 which tests it failed; with `--gradescope` it grades them through Otter's autograder zip the way
 Gradescope runs it instead (slower: a Jupyter kernel per notebook). The mutation suite
-(autograder/tests/test_mutations.py) does the same for every notebook.
+(tests/autograder/test_mutations.py) does the same for every notebook.
 """
 from __future__ import annotations
 
@@ -43,13 +45,14 @@ class Mutant:
     replaces: str
     why: str
     code: str
+    hint: str = ""
 
 
 def read_mutant(path: Path) -> Mutant:
     header, body = {}, []
     for line in path.read_text().splitlines():
         key = line[2:].split(":", 1)[0].strip() if line.startswith("# ") and ":" in line else None
-        if not body and key in ("question", "expect", "replaces", "why"):
+        if not body and key in ("question", "expect", "replaces", "why", "hint"):
             header[key] = line.split(":", 1)[1].strip()
         else:
             body.append(line)
@@ -57,7 +60,8 @@ def read_mutant(path: Path) -> Mutant:
     if missing or header["expect"] not in ("pass", "fail"):
         raise ValueError(f"{path}: the header needs question, expect (pass/fail) and replaces")
     return Mutant(path.parent.parent.name, path.stem, header["question"], header["expect"],
-                  header["replaces"], header.get("why", ""), "\n".join(body).strip() + "\n")
+                  header["replaces"], header.get("why", ""), "\n".join(body).strip() + "\n",
+                  header.get("hint", ""))
 
 
 def load_mutants(notebook: str) -> list[Mutant]:
@@ -142,6 +146,13 @@ def failed_tests(results: Path, stem: str) -> list[str]:
     return [name for name, passed in case_verdicts(results, stem) if not passed]
 
 
+def told(results: Path, stem: str, question: str) -> list[str]:
+    """What a graded submission was shown for the cases of `question` it failed."""
+    path = results / f"{stem}.json"
+    tests = json.loads(path.read_text()).get("tests", []) if path.exists() else []
+    return [c.get("message", "") for c in tests if c["question"] == question and not c["passed"]]
+
+
 def lost_questions(notebook: str, row: dict) -> list[str]:
     """The auto-graded questions in which a grades.csv row has less than full marks."""
     info = json.loads((ASSIGNMENTS / notebook / "assignment.json").read_text())
@@ -149,13 +160,16 @@ def lost_questions(notebook: str, row: dict) -> list[str]:
                   if not q["manual"] and float(row[q["name"]] or 0) < float(q["points"]) - 1e-9)
 
 
-def verdict(mutant: Mutant | None, lost: list[str]) -> tuple[bool, str]:
-    """Did the grading come out as the mutant (None: the solution) expects? (ok, explanation)"""
+def verdict(mutant: Mutant | None, lost: list[str], shown: list[str] = ()) -> tuple[bool, str]:
+    """Did the grading come out as the mutant (None: the solution) expects? (ok, explanation);
+    `shown`: what the failed cases of its question said (checked against the mutant's hint)."""
     if mutant is None or mutant.expect == "pass":
         return (not lost, "full marks" if not lost else f"lost points in {lost}")
-    if lost == [mutant.question]:
-        return True, f"lost points in {mutant.question} only"
-    return False, f"lost points in {lost or 'nothing'}, expected {mutant.question} only"
+    if lost != [mutant.question]:
+        return False, f"lost points in {lost or 'nothing'}, expected {mutant.question} only"
+    if mutant.hint and not any(mutant.hint in text for text in shown):
+        return False, f"lost points in {mutant.question} only, but no failed case says {mutant.hint!r}"
+    return True, f"lost points in {mutant.question} only"
 
 
 def grade_gradescope(notebook: str, submissions: Path, scratch: Path) -> dict[str, dict]:
@@ -193,11 +207,13 @@ def main(argv: list[str] | None = None) -> int:
             rows = grade_gradescope(notebook, subs, Path(tmp) / "gradescope")
         else:
             rows = grade_folder(notebook, subs, Path(tmp) / "grades")
-        failed = {stem: failed_tests(Path(tmp) / "grades" / "results", stem) for stem in rows}
+        results = Path(tmp) / "grades" / "results"
+        failed = {stem: failed_tests(results, stem) for stem in rows}
+        shown = {stem: told(results, stem, m.question) for stem, m in written.items()}
     bad = 0
     for stem, row in sorted(rows.items()):
         mutant = written.get(stem)
-        ok, text = verdict(mutant, lost_questions(notebook, row))
+        ok, text = verdict(mutant, lost_questions(notebook, row), shown.get(stem, []))
         ok = ok and row["grading_status"] == "ok"
         bad += not ok
         label = "solution" if mutant is None else f"{mutant.expect:4} {mutant.name}"

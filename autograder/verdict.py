@@ -14,6 +14,7 @@ from pathlib import Path
 
 from . import exercise_rules, inputs
 from .assignment import Assignment
+from .checks import hints
 from .csvcells import clean
 from .job import Job
 from .results import CaseResult, Result
@@ -56,7 +57,8 @@ def result(job: Job, asg: Assignment, memory: float) -> Result:
             shown, detail = message, ""
             if c.hidden:
                 detail = message
-                shown = "passed" if passed else (c.failure_message or "A hidden test failed.")
+                shown = "passed" if passed else (
+                    hints.shown(message, c.failure_message) or "A hidden test failed.")
                 if not passed and message.startswith(exercise_rules.MARK):
                     shown = message                 # the exercise's own rules: the grader's words
             elif passed and c.success_message:

@@ -60,7 +60,10 @@ RESERVED = {"get", "info", "type", "isa", "identity", "params", "buffers", "modu
 
 
 class StudentError(Exception):
-    """The student's code raised (the message says what it raised), or its answer was not usable."""
+    """The student's code raised (the message says what it raised), or its answer was not usable.
+    `line`: the line of the notebook where it raised, as the grader read the notebook (or None)."""
+
+    line: str | None = None
 
     def student_text(self) -> str:
         """The error as a student should read it in a check's message."""
@@ -84,6 +87,7 @@ class Transport:
 
     def __init__(self) -> None:
         self.callbacks: dict[int, Any] = {}
+        self.built: set[int] = set()          # callbacks a stand-in built (they live as long as a check)
         self._next_callback = 1
         self.swaps: dict[str, Any] = {}
         self.watches: list[Watching] = []
@@ -101,6 +105,11 @@ class Transport:
 
     def template(self) -> list[str] | None:
         """The blank notebook's code cells, when known (the grader knows them)."""
+        return None
+
+    def line_of(self, cell: int, line: int) -> str | None:
+        """Line `line` of the notebook's cell `cell`, as the checking side read the notebook
+        (None where it did not)."""
         return None
 
     # -- shared
@@ -128,10 +137,18 @@ class Transport:
             args, kwargs = message.get("args") or [], message.get("kwargs") or {}
             args = [self.wrap(a) for a in args] if type(args) is list else []
             kwargs = {k: self.wrap(v) for k, v in kwargs.items()} if type(kwargs) is dict else {}
-            return wire.encode({"value": fn(*args, **kwargs)}, meta=self.meta_ok)
+            return wire.encode({"value": fn(*args, **kwargs)}, self._built, meta=self.meta_ok)
         except Exception as exc:
             return wire.encode({"error": {"type": "GivenPieceError",
                                           "message": _given_piece_failed(fn, self.swaps, args, kwargs, exc)}})
+
+    def _built(self, obj: Any) -> wire.Ref:
+        """A piece a checking-side stand-in returned to the student's code (``SelfAttention(cfg)``
+        built by a stand-in class): it stays reachable after the request that built it, until the
+        check ends (the judge clears the callbacks after every check)."""
+        ref = self.refer(obj)
+        self.built.add(ref.id)
+        return ref
 
     def request(self, op: str, root: str = "", **fields: Any) -> Any:
         """Send one request; return its value (handles wrapped), or raise StudentError."""
@@ -151,7 +168,7 @@ class Transport:
             answer = self.exchange(frame)
         finally:                              # callbacks live for the one request that sent them
             self.meta_ok = outer
-            for ref_id in set(self.callbacks) - before:
+            for ref_id in set(self.callbacks) - before - self.built:
                 del self.callbacks[ref_id]
         if type(answer) is not dict:
             raise StudentError("the answer is not a message")
@@ -173,7 +190,11 @@ class Transport:
             kind, text = str(err.get("type", "Error"))[:100], str(err.get("message", ""))[:2000]
             if kind == "Timeout":
                 raise StudentTimeout(text)
-            raise StudentError(f"{kind}: {text}" if text else kind)
+            error = StudentError(f"{kind}: {text}" if text else kind)
+            where = err.get("where")
+            if type(where) is list and len(where) == 2 and all(type(n) is int for n in where):
+                error.line = self.line_of(where[0], where[1])
+            raise error
         if "value" not in answer:
             raise StudentError("malformed answer")
         return self.wrap(answer["value"], root)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import importlib
 import os
 import random
+import re
 import resource
 from collections.abc import Callable
 from typing import Any
@@ -221,6 +222,9 @@ class Server:
             answer = {"error": {"type": "RequestError", "message": str(exc)[:2000]}}
         except Exception as exc:                       # the student's code raised
             answer = {"error": {"type": type(exc).__name__[:100], "message": _text(exc)}}
+            where = _where(exc)
+            if where:
+                answer["error"]["where"] = where
         finally:
             restore()
             if state is not None:
@@ -424,6 +428,22 @@ def _has_children() -> bool:
         except OSError:
             continue
     return False
+
+
+_CELL = re.compile(r"<cell (\d+)>")         # how the grader's runner names a notebook cell it runs
+
+
+def _where(exc: BaseException) -> list[int] | None:
+    """[cell, line] of the innermost frame of the notebook's own code in the traceback of `exc`
+    (the grader reads that line from its own copy of the notebook)."""
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        m = _CELL.fullmatch(tb.tb_frame.f_code.co_filename)
+        if m:
+            found = [int(m.group(1)), int(tb.tb_lineno)]
+        tb = tb.tb_next
+    return found
 
 
 def _text(exc: BaseException) -> str:

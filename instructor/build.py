@@ -16,7 +16,10 @@ For every master, in order:
      autograder/build/                  (git-ignored) otter's autograder zip, completed so that
                                         it grades on its own (instructor/gradescope_zip.py), and
                                         the filled-in notebook as a student would submit it
-Committed output has no timestamps and fixed cell ids, so a second build changes nothing.
+Committed output has no timestamps and fixed cell ids, so a second build changes nothing. Step 2 runs
+only for the notebooks that are stale (instructor/stamps.py: one of their inputs changed since their
+last build here, or a built file was changed), so a change to one master rebuilds that notebook (and
+the later ones whose given-earlier cell it changes); `--force` builds them all.
 """
 from __future__ import annotations
 
@@ -34,9 +37,9 @@ from pathlib import Path
 import nbformat
 import yaml
 
-from . import gradescope_sheet, publish
+from . import gradescope_sheet, publish, stamps, test_files
 from . import masters as masters_  # masters.SOLUTIONS, looked up when used
-from .gradescope_zip import complete_autograder_zip
+from .gradescope_zip import complete_autograder_zip, engine_files
 from .masters import (
     NAMES,
     ROOT,
@@ -351,6 +354,8 @@ def assign(name: str) -> list[str]:
         for src, dst in [(dist / "student" / "tests", NOTEBOOKS / "tests" / name),
                          (dist / "autograder" / "tests", ASSIGNMENTS / name / "tests")]:
             before = {p.name: p.read_bytes() for p in dst.glob("*.py")} if dst.exists() else {}
+            if dst.is_relative_to(ASSIGNMENTS):                   # the grader's copy: linted
+                test_files.rewrite_folder(src, read_master(name))     # as the masters wrote it
             _replace_dir(src, dst)
             if before != {p.name: p.read_bytes() for p in dst.glob("*.py")}:
                 changed.append(str(dst.relative_to(ROOT)))
@@ -362,7 +367,8 @@ def assign(name: str) -> list[str]:
             changed.append(str(info_path.relative_to(ROOT)))
 
         BUILD.mkdir(parents=True, exist_ok=True)
-        for z in (dist / "autograder").glob("*.zip"):
+        for z in (dist / "autograder").glob("*.zip"):         # otter's zip, kept to pack again
+            shutil.copyfile(z, BUILD / f"{name}-otter.zip")
             complete_autograder_zip(z, BUILD / f"{name}-autograder.zip", name)
             gradescope_sheet.write(BUILD, name)             # beside it: what Gradescope's pages ask
         filled = normalize(nbformat.read(dist / "autograder" / f"{name}.ipynb", as_version=4), name[:2])
@@ -379,17 +385,30 @@ def write_readme_badges(settings: publish.Publish, readme: Path = ROOT / "README
     return new != text
 
 
-def build(names: list[str] | None = None, workers: int = 2) -> list[str]:
-    """Build the named masters (default: all); returns the committed paths that changed."""
+def build(names: list[str] | None = None, workers: int = 2, force: bool = False,
+          report=None) -> list[str]:
+    """Build the named masters (default: all) that are stale (instructor/stamps.py), or all of them
+    with `force`; returns the committed paths that changed. `report(name, why)` hears of each
+    notebook built and why."""
     names = names or masters()
     settings = publish.load()
     changed = [f"solutions/{n}.ipynb" for n in names if prepare_master(n, settings)]
     if write_readme_badges(settings):
         changed.append("README.md")
+    why = {n: "--force" if force else stamps.stale(n) for n in names}
+    todo = [n for n in names if why[n]]
+    for name in todo:
+        (report or (lambda *a: None))(name, why[name])
     with ThreadPoolExecutor(workers) as pool:
-        for paths in pool.map(assign, names):
+        for paths in pool.map(assign, todo):
             changed.extend(paths)
-    changed.extend(build_nbgrader(names))     # nbgrader/: the same masters as an nbgrader course
+    changed.extend(build_nbgrader(todo) if todo else [])   # nbgrader/: the same masters, for nbgrader
+    for name in names:                        # the Gradescope zips: packed again when the engine changed
+        packed = [BUILD / f"{name}-otter.zip"] + [path for path, _ in engine_files(name)]
+        if name not in todo and stamps.zip_stale(name, packed) and packed[0].is_file():
+            complete_autograder_zip(packed[0], BUILD / f"{name}-autograder.zip", name)
+        if name in todo or stamps.zip_stale(name, packed):
+            stamps.write(name, packed)
     return changed
 
 
@@ -400,18 +419,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("notebooks", nargs="*", help="NN_name of the masters to build (default: all)")
     parser.add_argument("--check", action="store_true",
                         help="fail if the build changed any committed file (for CI)")
+    parser.add_argument("--force", action="store_true",
+                        help="build every named notebook, stale or not (default: the stale ones)")
     args = parser.parse_args(argv)
     unknown = [n for n in args.notebooks if n not in NAMES]
     if unknown:
         parser.error(f"unknown notebook(s) {unknown}; choose from {NAMES}")
+    built: list[str] = []
+
+    def report(name: str, why: str) -> None:
+        built.append(name)
+        print(f"building {name}: {why}", flush=True)
     try:
-        changed = build(args.notebooks or None)
+        changed = build(args.notebooks or None, force=args.force, report=report)
     except publish.ConfigError as exc:
         print(f"course build: {exc}", file=sys.stderr)
         return 2
     for path in changed:
         print(f"updated {path}")
-    print(f"built {len(args.notebooks or masters())} notebook(s); {len(changed)} file(s) changed")
+    print(f"built {len(built)} of {len(args.notebooks or masters())} notebook(s) (the others were up to "
+          f"date); {len(changed)} file(s) changed")
     if args.check and changed:
         print("The committed build was out of date with solutions/: run `course build` and commit.")
         return 1

@@ -75,11 +75,13 @@ python -m autograder.gradescope /autograder
 
 
 def engine_files(name: str) -> list[tuple[Path, str]]:
-    """(file here, name in the zip) of the grading engine for `name`: autograder/*.py, this week's
+    """(file here, name in the zip) of the grading engine for `name`: autograder/*.py and its checks
+    library (autograder/checks/, what the hidden tests call), this week's
     grading material (assignment.json, tests, the exercises' rules, the blank notebook), the other
     weeks' assignment.json (to recognise another week's notebook), the `course` package as this
     week's release ships it (autograder.shipped), and the stories text for the notebooks that train on it."""
     files = [(p, f"engine/autograder/{p.name}") for p in sorted(AUTOGRADER.glob("*.py"))]
+    files += [(p, f"engine/autograder/checks/{p.name}") for p in sorted((AUTOGRADER / "checks").glob("*.py"))]
     material = ASSIGNMENTS / name       # tests and questions only: the grader's own answers stay here
     rules = material / exercise_rules.RULES_FILE
     files += [(p, f"engine/autograder/assignments/{name}/{p.relative_to(material).as_posix()}")

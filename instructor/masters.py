@@ -135,11 +135,17 @@ def split_solution(source: str) -> tuple[str, str]:
 
 
 def shown_text(nb: nbformat.NotebookNode) -> str:
-    """Everything of a master that its student notebook shows: all but the answers."""
-    shown = []
+    """Everything of a master that its students are shown: all but the answers and the hidden test
+    cases (the public ones go out with the release, in notebooks/tests/)."""
+    shown, tests = [], False
     for cell, inside in in_solution(nb):
-        if cell.cell_type == "code":
-            shown.append(split_solution(cell_source(cell))[1])
+        text = cell_source(cell)
+        if cell.cell_type == "raw" and re.match(r"\s*#\s*(BEGIN|END)\s+TESTS", text, re.IGNORECASE):
+            tests = bool(re.match(r"\s*#\s*BEGIN", text, re.IGNORECASE))
+        elif tests and re.search(r"^\s*hidden:\s*true\s*$", text, re.IGNORECASE | re.MULTILINE):
+            continue
+        elif cell.cell_type == "code":
+            shown.append(split_solution(text)[1])
         elif cell.cell_type != "raw" and not inside:
-            shown.append(cell_source(cell))
+            shown.append(text)
     return "\n".join(shown)

@@ -23,6 +23,6 @@ def test_returns_list(TrainTwoSentences):
     losses = TrainTwoSentences(net, steps=3)
     assert type(losses) is list, f'got a {type(losses).__name__}, not a list'
     assert len(losses) == 3, f'got {len(losses)} losses for 3 steps'
-    assert all((type(l) in (int, float) for l in losses)), 'the losses are not plain numbers'
-    assert abs(losses[0] - start) < 1.0 and all((0 < l < start + 1.0 for l in losses)), 'these numbers are not the losses of the network: append the loss.item() of every step'
+    assert all((type(loss) in (int, float) for loss in losses)), 'the losses are not plain numbers'
+    assert abs(losses[0] - start) < 1.0 and all((0 < loss < start + 1.0 for loss in losses)), 'these numbers are not the losses of the network: append the loss.item() of every step'
 

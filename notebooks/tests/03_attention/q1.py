@@ -9,7 +9,7 @@ points = 8
     failure_message="For q, k, v of shape (5, 8) Attention must return out of shape (5, 8) and weights of shape (5, 5) whose rows add up to one.")
 def test_one_sentence(Attention):
     import torch
-    from course.handles import student, close
+    from course.handles import close, student
     Attention = student(Attention)
     torch.manual_seed(0)
     q, k, v = torch.randn(3, 5, 8)

@@ -10,7 +10,7 @@ points = 2
 def test_norm_matches(norm_matches, NormalizeByHand):
     import torch
     import torch.nn.functional as F
-    from course.handles import student, close
+    from course.handles import close, student
     NormalizeByHand = student(NormalizeByHand)
     assert student(norm_matches) is True, 'norm_matches should be True: nn.LayerNorm(32) and your NormalizeByHand should agree on x'
     torch.manual_seed(5)

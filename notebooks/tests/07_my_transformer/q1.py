@@ -9,7 +9,7 @@ points = 10
     failure_message="net = MyTransformer(len(vocab), dim=32, heads=2, layers=2) should turn a batch of 64 four-word sentences into logits of shape (64, 4, 14).")
 def test_mytransformer_shape(MyTransformer):
     import torch
-    from course import vocab, SamplePInit
+    from course import SamplePInit, vocab
     from course.handles import student
     MyTransformer = student(MyTransformer)
     torch.manual_seed(0)

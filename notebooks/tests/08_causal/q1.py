@@ -9,7 +9,7 @@ points = 12
     failure_message="Attention(q, k, v, causal=True) should give weights that are zero above the diagonal and whose rows add up to one.")
 def test_causal_attention_basic(Attention):
     import torch
-    from course.handles import student, close
+    from course.handles import close, student
     Attention = student(Attention)
     torch.manual_seed(0)
     q, k, v = torch.randn(3, 5, 8)

@@ -11,7 +11,7 @@ def test_write_basic(WriteLeftToRight):
     import torch
     import torch.nn as nn
     from course.handles import student
-    from course.stories import StoryTokens, STORY_MASK, STORY_UNK, story_vocab
+    from course.stories import StoryTokens, story_vocab
     WriteLeftToRight = student(WriteLeftToRight)
     V = len(story_vocab)
 

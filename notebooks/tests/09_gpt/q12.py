@@ -11,7 +11,7 @@ def test_copy_new_gpt(Config, GPTWeights, CopyToMyTransformer):
     import math
     import torch
     import torch.nn.functional as F
-    from course.handles import student, close
+    from course.handles import close, student
 
     def nontrivial(shapes):
         """Values with some life in them for every weight and bias (the mask is left alone)."""
@@ -76,7 +76,8 @@ def test_copy_new_gpt(Config, GPTWeights, CopyToMyTransformer):
 
     def is_page_transformer(net):
         assert any((name.endswith('MyTransformer') for name in net.info()['mro'])), 'CopyToMyTransformer should return a page.MyTransformer'
-    Config, GPTWeights, CopyToMyTransformer = (student(Config), student(GPTWeights), student(CopyToMyTransformer))
+    Config, GPTWeights = (student(Config), student(GPTWeights))
+    CopyToMyTransformer = student(CopyToMyTransformer)
     torch.manual_seed(0)
     gpt = GPTWeights(Config(vocab_size=50, context=16, dim=32, heads=4, layers=2, dropout=0.0))
     P = weights_for(gpt, new=True)

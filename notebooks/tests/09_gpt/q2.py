@@ -8,10 +8,8 @@ points = 8
 @test_case(points=1, hidden=False, 
     failure_message="SelfAttention(cfg) should have self.qkv = nn.Linear(dim, 3 * dim) and self.out = nn.Linear(dim, dim), and attn(x) should have the shape (B, T, D) of x. (This check uses one head.)")
 def test_layers_and_shape(Config, SelfAttention):
-    import math
     import torch
-    import torch.nn.functional as F
-    from course.handles import student, close
+    from course.handles import student
     Config, SelfAttention = (student(Config), student(SelfAttention))
     torch.manual_seed(0)
     cfg = Config(vocab_size=1024, context=128, dim=128, heads=1, layers=4, dropout=0.0)

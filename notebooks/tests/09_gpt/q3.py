@@ -8,10 +8,8 @@ points = 3
 @test_case(points=1, hidden=False, 
     failure_message="MLP(cfg) should have self.up = nn.Linear(dim, 4 * dim) and self.down = nn.Linear(4 * dim, dim), and give back the shape of its input.")
 def test_mlp_shape(Config, MLP):
-    import math
     import torch
-    import torch.nn.functional as F
-    from course.handles import student, close
+    from course.handles import student
     Config, MLP = (student(Config), student(MLP))
     torch.manual_seed(0)
     mlp = MLP(Config(vocab_size=1024, dropout=0.0))

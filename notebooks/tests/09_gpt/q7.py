@@ -10,8 +10,7 @@ points = 3
 def test_same_as_pytorch(Config, Suspect, SameAsPyTorch):
     import math
     import torch
-    import torch.nn.functional as F
-    from course.handles import student, close
+    from course.handles import close, student
 
     def nontrivial(shapes):
         """Values with some life in them for every weight and bias (the mask is left alone)."""

@@ -8,10 +8,8 @@ points = 2
 @test_case(points=1, hidden=False, 
     failure_message="NoPeeking(model, a, b) should say True for a model that cannot see the future and False for one that peeks at the last token: return torch.allclose(model(a)[:, :-1], model(b)[:, :-1], atol=1e-5). (It is tried on small networks of the check's own, with the chapter's a and b.)")
 def test_no_peeking(NoPeeking):
-    import math
     import torch
-    import torch.nn.functional as F
-    from course.handles import student, close
+    from course.handles import student
 
     def as_bool(said, name):
         """The answer of a check: True or False (a one-element bool tensor is fine too)."""

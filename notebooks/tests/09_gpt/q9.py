@@ -8,10 +8,9 @@ points = 2
 @test_case(points=1, hidden=False, 
     failure_message="StartingLoss(model, ids, targets) should be the cross entropy of model(ids) against targets, both flattened (logits.view(-1, V) and targets.view(-1), with V = logits.shape[-1]), as a Python number. (It is tried on small networks of the check's own, one neutral and one very sure of itself.)")
 def test_starting_loss(StartingLoss):
-    import math
     import torch
     import torch.nn.functional as F
-    from course.handles import student, close
+    from course.handles import student
 
     class Model(torch.nn.Module):
         """Logits from two tables the check drew, about `scale` times N(0, 1) each."""

@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: Head
 # why: copy-paste slip: the keys are made with self.Q, so K is never used
+# hint: head.weights does not change when K changes
 class Head(nn.Module):
     def __init__(self, dim, head_dim):
         super().__init__()

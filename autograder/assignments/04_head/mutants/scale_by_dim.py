@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: Head
 # why: writes the attention inline and divides by sqrt(dim) instead of sqrt(head_dim)
+# hint: divide by sqrt(head_dim)
 class Head(nn.Module):
     def __init__(self, dim, head_dim):
         super().__init__()

@@ -5,320 +5,219 @@ OK_FORMAT = False
 name = "q1"
 points = 10
 
-@test_case(points=1, hidden=False, 
-    failure_message="net = MyTransformer(len(vocab), dim=32, heads=2, layers=2) should turn a batch of 64 four-word sentences into logits of shape (64, 4, 14).")
+
+@test_case(points=1, hidden=False, failure_message='net = MyTransformer(len(vocab), dim=32, heads=2, layers=2) should turn a batch of 64 four-word sentences into logits of shape (64, 4, 14).')  # noqa: E501
 def test_mytransformer_shape(MyTransformer):
     import torch
-    from course import vocab, SamplePInit
+
+    from course import SamplePInit, vocab
     from course.handles import student
     MyTransformer = student(MyTransformer)
     torch.manual_seed(0)
     net = MyTransformer(len(vocab), dim=32, heads=2, layers=2)
     x = torch.stack([SamplePInit() for b in range(64)])
     out = net(x)
-    assert type(out) is torch.Tensor, 'MyTransformer should return a tensor of logits'
-    assert tuple(out.shape) == (64, 4, 14), f'MyTransformer(len(vocab), dim=32, heads=2, layers=2) on a (64, 4) batch should give (64, 4, 14), yours gives {tuple(out.shape)}'
+    assert type(out) is torch.Tensor, "MyTransformer should return a tensor of logits"
+    assert tuple(out.shape) == (64, 4, 14), \
+        "MyTransformer(len(vocab), dim=32, heads=2, layers=2) on a (64, 4) batch should give (64, 4, 14), " \
+        f"yours gives {tuple(out.shape)}"
 
-@test_case(points=1, hidden=True, 
-    failure_message="MyTransformer should turn tokens of shape (batch, L) into logits of shape (batch, L, vocab_size) for any sizes up to max_length (and (L,) into (L, vocab_size)).")
+
+@test_case(points=1, hidden=True, failure_message='MyTransformer should turn tokens of shape (batch, L) into logits of shape (batch, L, vocab_size) for any sizes up to max_length (and (L,) into (L, vocab_size)).')  # noqa: E501
 def test_mytransformer_shapes_random(MyTransformer):
     import torch
+
     from course.handles import student
     MyTransformer = student(MyTransformer)
     torch.manual_seed(1)
-    for V, dim, heads, layers, max_length, batch, L in [(11, 12, 3, 3, 9, 2, 9), (7, 8, 2, 1, 20, 3, 13), (30, 16, 4, 2, 64, 1, 1)]:
+    for V, dim, heads, layers, max_length, batch, L in [(11, 12, 3, 3, 9, 2, 9), (7, 8, 2, 1, 20, 3, 13),
+                                                        (30, 16, 4, 2, 64, 1, 1)]:
         net = MyTransformer(V, dim=dim, heads=heads, layers=layers, max_length=max_length)
         out = net(torch.randint(V, (batch, L)))
-        assert type(out) is torch.Tensor and tuple(out.shape) == (batch, L, V), f"MyTransformer({V}, dim={dim}, heads={heads}, layers={layers}, max_length={max_length}) on a batch of shape {(batch, L)} gave {tuple(getattr(out, 'shape', ()))}, expected {(batch, L, V)}"
+        assert type(out) is torch.Tensor and tuple(out.shape) == (batch, L, V), \
+            f"MyTransformer({V}, dim={dim}, heads={heads}, layers={layers}, max_length={max_length}) on a " \
+            f"batch of shape {(batch, L)} gave {tuple(getattr(out, 'shape', ()))}, expected {(batch, L, V)}"
         out = net(torch.randint(V, (L,)))
-        assert type(out) is torch.Tensor and tuple(out.shape) == (L, V), f"on one sentence of shape {(L,)} your MyTransformer gave {tuple(getattr(out, 'shape', ()))}, expected {(L, V)}: use x.shape[-1] for the length"
+        assert type(out) is torch.Tensor and tuple(out.shape) == (L, V), \
+            f"on one sentence of shape {(L,)} your MyTransformer gave {tuple(getattr(out, 'shape', ()))}, " \
+            f"expected {(L, V)}: use x.shape[-1] for the length"
 
-@test_case(points=2.5, hidden=True, 
-    failure_message="Check the pieces and the number of parameters: self.embed (vocab_size x dim), self.position (max_length x dim), self.blocks (an nn.ModuleList of `layers` separate Blocks), self.norm (a new nn.LayerNorm(dim) of its own) and self.out = nn.Linear(dim, vocab_size).")
+
+@test_case(points=2.5, hidden=True, failure_message='Check the pieces and the number of parameters: self.embed (vocab_size x dim), self.position (max_length x dim), self.blocks (an nn.ModuleList of `layers` separate Blocks), self.norm (a new nn.LayerNorm(dim) of its own) and self.out = nn.Linear(dim, vocab_size).')  # noqa: E501
 def test_mytransformer_parameter_count(MyTransformer):
     import torch.nn as nn
+
+    from autograder.checks import params
     from course.handles import student
     MyTransformer = student(MyTransformer)
 
     def count(net):
-        return sum((t.numel() for t in net.params(values=False).values()))
+        return params.count(params.shapes(net))
     net = MyTransformer(13, dim=8, heads=2, layers=3, max_length=7)
-    assert net.blocks.isa(nn.ModuleList), 'self.blocks should be an nn.ModuleList (a plain Python list hides the blocks from PyTorch)'
-    assert len(net.blocks) == 3, f'MyTransformer(..., layers=3) should have 3 blocks, yours has {len(net.blocks)}'
-    assert len({b.identity() for b in net.blocks}) == 3, 'your blocks are all the same block: make a new Block for each layer'
-    shapes = {name: tuple(t.shape) for name, t in net.params(values=False).items()}
-    assert shapes.get('embed.weight') == (13, 8), 'self.embed should be nn.Embedding(vocab_size, dim)'
-    assert shapes.get('position.weight') == (7, 8), f"self.position should have max_length = 7 rows of dim = 8, yours has shape {shapes.get('position.weight')}"
-    assert net.norm.isa(nn.LayerNorm) and 'norm' in net.modules(), "self.norm should be a new nn.LayerNorm(dim) of its own, not one of the blocks' norms"
+    assert net.blocks.isa(nn.ModuleList), \
+        "self.blocks should be an nn.ModuleList (a plain Python list hides the blocks from PyTorch)"
+    assert len(net.blocks) == 3, \
+        f"MyTransformer(..., layers=3) should have 3 blocks, yours has {len(net.blocks)}"
+    assert len({b.identity() for b in net.blocks}) == 3, \
+        "your blocks are all the same block: make a new Block for each layer"
+    shapes = params.shapes(net)
+    assert shapes.get("embed.weight") == (13, 8), "self.embed should be nn.Embedding(vocab_size, dim)"
+    assert shapes.get("position.weight") == (7, 8), \
+        "self.position should have max_length = 7 rows of dim = 8, yours has shape " \
+        f"{shapes.get('position.weight')}"
+    assert net.norm.isa(nn.LayerNorm) and "norm" in net.modules(), \
+        "self.norm should be a new nn.LayerNorm(dim) of its own, not one of the blocks' norms"
     got = count(MyTransformer(2002))
-    assert got == 1314514, f'a default MyTransformer(2002) should have 1,314,514 parameters, yours has {got:,}'
+    assert got == 1314514, \
+        f"a default MyTransformer(2002) should have 1,314,514 parameters, yours has {got:,}"
     for V, dim, heads, layers, max_length in [(11, 12, 3, 3, 9), (7, 8, 2, 1, 20), (30, 16, 4, 2, 64)]:
         block = 12 * dim * dim + 10 * dim
         want = V * dim + max_length * dim + layers * block + 2 * dim + dim * V + V
         got = count(MyTransformer(V, dim=dim, heads=heads, layers=layers, max_length=max_length))
-        assert got == want, f'MyTransformer({V}, dim={dim}, heads={heads}, layers={layers}, max_length={max_length}) should have {want} parameters, yours has {got}: token table, position table with max_length rows, {layers} blocks, one final norm, out'
+        assert got == want, f"MyTransformer({V}, dim={dim}, heads={heads}, layers={layers}, " \
+            f"max_length={max_length}) should have {want} parameters, yours has {got}: token table, " \
+            f"position table with max_length rows, {layers} blocks, one final norm, out"
 
-@test_case(points=2, hidden=True, 
-    failure_message="After the token and position vectors, your forward should send them through every block of self.blocks once, in order (each block's output is the next block's input), then apply self.norm and then self.out.")
+
+@test_case(points=2, hidden=True, failure_message="After the token and position vectors, your forward should send them through every block of self.blocks once, in order (each block's output is the next block's input), then apply self.norm and then self.out.")  # noqa: E501
 def test_mytransformer_values(MyTransformer):
-    import math
     import torch
-    import torch.nn.functional as F
-    from course.handles import student, close
+
+    from autograder.checks import params, reference
+    from course.handles import close, student
     MyTransformer = student(MyTransformer)
-
-    def block(h, p, prefix, heads):
-        """What the given Block(dim, heads) computes, from the parameters this check set."""
-        dim = h.shape[-1]
-
-        def norm(z, name):
-            return F.layer_norm(z, (dim,), p[prefix + name + '.weight'], p[prefix + name + '.bias'], 1e-05)
-        a = norm(h, 'norm1')
-        outs = []
-        for j in range(heads):
-            q, k, v = (a @ p[f'{prefix}attention.heads.{j}.{m}.weight'].T for m in 'QKV')
-            weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(dim // heads), dim=-1)
-            outs.append(weights @ v)
-        h = h + torch.cat(outs, dim=-1) @ p[prefix + 'attention.mix.weight'].T + p[prefix + 'attention.mix.bias']
-        b = norm(h, 'norm2')
-        b = F.gelu(b @ p[prefix + 'mlp.0.weight'].T + p[prefix + 'mlp.0.bias'])
-        return h + b @ p[prefix + 'mlp.2.weight'].T + p[prefix + 'mlp.2.bias']
 
     def randomize(piece):
-        new = {}
-        for name, t in piece.params(values=False).items():
-            if t.dim() >= 2:
-                new[name] = torch.randn(t.shape) / math.sqrt(t.shape[-1])
-            elif name.endswith('weight'):
-                new[name] = 1 + 0.5 * torch.randn(t.shape)
-            else:
-                new[name] = 0.5 * torch.randn(t.shape)
-        piece.set_params(new)
+        piece.set_params(params.scaled(piece.params(values=False), matrix=1.0, weight=(1, 0.5)))
     torch.manual_seed(2)
-    for V, dim, heads, layers, max_length, batch, L in [(11, 12, 3, 3, 9, 2, 6), (7, 8, 2, 2, 16, 3, 16), (20, 16, 4, 1, 5, 1, 5)]:
+    for V, dim, heads, layers, max_length, batch, L in [(11, 12, 3, 3, 9, 2, 6), (7, 8, 2, 2, 16, 3, 16),
+                                                         (20, 16, 4, 1, 5, 1, 5)]:
         net = MyTransformer(V, dim=dim, heads=heads, layers=layers, max_length=max_length)
+        L = params.rows(net.params(values=False), "position.weight", L)   # a wrong table: the count test's
+        # non-trivial parameters; the position table is zero here (the positions have a test of their own)
         randomize(net)
-        for b in net.blocks:
+        for b in net.blocks:                  # (blocks PyTorch cannot find are the count test's business)
             randomize(b)
-        net.embed.set_params({'weight': torch.randn(V, dim)})
-        net.position.set_params({'weight': torch.zeros(net.position.params(values=False)['weight'].shape)})
+        net.embed.set_params({"weight": torch.randn(V, dim)})
+        net.position.set_params({"weight": torch.zeros(net.position.params(values=False)["weight"].shape)})
+        # the reference: the page's network computed here from the parameters just set (read back)
         try:
-            p = {'embed': net.embed.params(), 'norm': net.norm.params(), 'out': net.out.params()}
-            blocks = [b.params() for b in net.blocks]
+            p = {"embed": net.embed.params(), "norm": net.norm.params(), "out": net.out.params(),
+                 "blocks": [b.params() for b in net.blocks]}
             x = torch.randint(V, (batch, L))
-            h = p['embed']['weight'][x]
-            for bp in blocks:
-                h = block(h, bp, '', heads)
-            want = F.layer_norm(h, (dim,), p['norm']['weight'], p['norm']['bias'], 1e-05) @ p['out']['weight'].T + p['out']['bias']
+            want = reference.my_transformer(p, x, heads)
         except (KeyError, RuntimeError, IndexError):
-            raise AssertionError("your MyTransformer should be made of the page's pieces: self.embed, self.position, self.blocks (the given Block(dim, heads), one per layer), self.norm and self.out") from None
+            raise AssertionError("your MyTransformer should be made of the page's pieces: self.embed, "
+                                 "self.position, self.blocks (the given Block(dim, heads), one per layer), "
+                                 "self.norm and self.out") from None
         got = net(x)
-        assert type(got) is torch.Tensor and tuple(got.shape) == tuple(want.shape), f"wrong shape {tuple(getattr(got, 'shape', ()))}"
-        if not close(got, want, atol=0.0001, rtol=0.0001):
-            h = p['embed']['weight'][x]
+        assert type(got) is torch.Tensor and tuple(got.shape) == tuple(want.shape), \
+            f"wrong shape {tuple(getattr(got, 'shape', ()))}"
+        if not close(got, want, atol=1e-4, rtol=1e-4):
+            h = p["embed"]["weight"][x]       # your own blocks, called one by one
             for b in net.blocks:
                 h = b(h)
-            own = F.layer_norm(h, (dim,), p['norm']['weight'], p['norm']['bias'], 1e-05) @ p['out']['weight'].T + p['out']['bias'] if type(h) is torch.Tensor and tuple(h.shape) == (batch, L, dim) else None
-            assert not close(got, own, atol=0.0001, rtol=0.0001), 'your blocks do not compute what Block computes: make them with the given Block(dim, heads)'
-            raise AssertionError(f'MyTransformer({V}, dim={dim}, heads={heads}, layers={layers}) does not compute out(norm(block_n(...block_1(h)))): every block once, in order, then the final norm, then out')
+            own = reference.linear(p["out"], "", reference.layer_norm(p["norm"], h)) \
+                if type(h) is torch.Tensor and tuple(h.shape) == (batch, L, dim) else None
+            assert not close(got, own, atol=1e-4, rtol=1e-4), \
+                "your blocks do not compute what Block computes: make them with the given Block(dim, heads)"
+            raise AssertionError(f"MyTransformer({V}, dim={dim}, heads={heads}, layers={layers}) does not "
+                                 "compute out(norm(block_n(...block_1(h)))): every block once, in order, "
+                                 "then the final norm, then out")
 
-@test_case(points=1, hidden=True, 
-    failure_message="Every table and matrix should start small (standard deviation 0.02): call SmallStart(self) as the very last line of __init__, after all the pieces are made.")
+
+@test_case(points=1, hidden=True, failure_message='Every table and matrix should start small (standard deviation 0.02): call SmallStart(self) as the very last line of __init__, after all the pieces are made.')  # noqa: E501
 def test_mytransformer_small_start(MyTransformer):
-    import math
     import torch
-    from course.handles import student, close
-    MyTransformer = student(MyTransformer)
 
-    def does_work(make, V, L=6):
-        """A network that make() builds computes something: the same tokens give the same logits,
-        other tokens other logits, and its token table and its output layer are used."""
-        try:
-            net = make()
-            shapes = net.params(values=False)
-            if 'embed.weight' not in shapes or 'out.weight' not in shapes:
-                return False
-            net.set_params({name: torch.randn(t.shape) / math.sqrt(t.shape[-1]) if t.dim() >= 2 else 0.5 * torch.randn(t.shape) for name, t in shapes.items()})
-            x = torch.randint(V, (2, L))
-            out = net(x)
-            if type(out) is not torch.Tensor or tuple(out.shape) != (2, L, V) or (not torch.isfinite(out).all()):
-                return False
-            if not close(net(x), out, atol=1e-06):
-                return False
-            y = x.clone()
-            y[:, 0] = (x[:, 0] + torch.randint(1, V, (2,))) % V
-            if close(net(y), out, atol=1e-06):
-                return False
-            for name in ('embed.weight', 'out.weight'):
-                net.set_params({name: torch.randn(shapes[name].shape)})
-                changed = net(x)
-                if type(changed) is not torch.Tensor or close(changed, out, atol=1e-06):
-                    return False
-                out = changed
-            return True
-        except Exception:
-            return False
+    from autograder.checks import work
+    from course.handles import student
+    MyTransformer = student(MyTransformer)
     torch.manual_seed(3)
     net = MyTransformer(300, dim=32, heads=2, layers=2, max_length=64)
     params = net.params()
-    kinds = ('torch.nn.modules.linear.Linear', 'torch.nn.modules.sparse.Embedding')
-    pieces = [path for path, classes in net.modules().items() if any((k in classes for k in kinds))]
-    assert len(pieces) >= 3, 'your MyTransformer has no tables or matrices yet'
+    kinds = ("torch.nn.modules.linear.Linear", "torch.nn.modules.sparse.Embedding")
+    pieces = [path for path, classes in net.modules().items() if any(k in classes for k in kinds)]
+    assert len(pieces) >= 3, "your MyTransformer has no tables or matrices yet"
     for path in pieces:
-        std = float(params[path + '.weight'].std())
-        assert 0.015 < std < 0.025, f'the weights of {path} have standard deviation {std:.3f}, not 0.02: call SmallStart(self) as the very last line of __init__'
-    assert does_work(lambda: MyTransformer(13, dim=8, heads=2, layers=2, max_length=9), 13), 'your MyTransformer does not compute its logits from the tokens with its own pieces yet (self.embed, ..., self.out), so how it starts cannot count'
+        std = float(params[path + ".weight"].std())
+        assert 0.015 < std < 0.025, f"the weights of {path} have standard deviation {std:.3f}, not 0.02: " \
+            "call SmallStart(self) as the very last line of __init__"
+    work.transformer_works(lambda: MyTransformer(13, dim=8, heads=2, layers=2, max_length=9), 13,
+                           then=", so how it starts cannot count")
 
-@test_case(points=1, hidden=True, 
-    failure_message="Your network should know where each token is: the vector that goes into the first block at position i is the token's vector plus row i of the position table, self.embed(x) + self.position(torch.arange(L, device=x.device)).")
+
+@test_case(points=1, hidden=True, failure_message="Your network should know where each token is: the vector that goes into the first block at position i is the token's vector plus row i of the position table, self.embed(x) + self.position(torch.arange(L, device=x.device)).")  # noqa: E501
 def test_mytransformer_position_dependence(MyTransformer):
     import math
-    import torch
-    from course.handles import student, close
-    MyTransformer = student(MyTransformer)
 
-    def does_work(make, V, L=6):
-        """A network that make() builds computes something: the same tokens give the same logits,
-        other tokens other logits, and its token table and its output layer are used."""
-        try:
-            net = make()
-            shapes = net.params(values=False)
-            if 'embed.weight' not in shapes or 'out.weight' not in shapes:
-                return False
-            net.set_params({name: torch.randn(t.shape) / math.sqrt(t.shape[-1]) if t.dim() >= 2 else 0.5 * torch.randn(t.shape) for name, t in shapes.items()})
-            x = torch.randint(V, (2, L))
-            out = net(x)
-            if type(out) is not torch.Tensor or tuple(out.shape) != (2, L, V) or (not torch.isfinite(out).all()):
-                return False
-            if not close(net(x), out, atol=1e-06):
-                return False
-            y = x.clone()
-            y[:, 0] = (x[:, 0] + torch.randint(1, V, (2,))) % V
-            if close(net(y), out, atol=1e-06):
-                return False
-            for name in ('embed.weight', 'out.weight'):
-                net.set_params({name: torch.randn(shapes[name].shape)})
-                changed = net(x)
-                if type(changed) is not torch.Tensor or close(changed, out, atol=1e-06):
-                    return False
-                out = changed
-            return True
-        except Exception:
-            return False
+    import torch
+
+    from autograder.checks import params, work
+    from course.handles import close, student
+    MyTransformer = student(MyTransformer)
     torch.manual_seed(4)
-    assert does_work(lambda: MyTransformer(13, dim=8, heads=2, layers=2, max_length=9), 13), 'your MyTransformer does not compute its logits from the tokens with its own pieces yet (self.embed, ..., self.out)'
-    for V, dim, heads, layers, max_length, L in [(12, 16, 2, 2, 10, 7), (9, 8, 2, 1, 16, 9), (20, 12, 3, 2, 64, 5)]:
+    work.transformer_works(lambda: MyTransformer(13, dim=8, heads=2, layers=2, max_length=9), 13)
+    for V, dim, heads, layers, max_length, L in [(12, 16, 2, 2, 10, 7), (9, 8, 2, 1, 16, 9),
+                                                 (20, 12, 3, 2, 64, 5)]:
         net = MyTransformer(V, dim=dim, heads=heads, layers=layers, max_length=max_length)
-        new = {}
-        for name, t in net.params(values=False).items():
-            if t.dim() >= 2:
-                new[name] = torch.randn(t.shape) / math.sqrt(t.shape[-1])
-            elif name.endswith('weight'):
-                new[name] = 1 + 0.5 * torch.randn(t.shape)
-            else:
-                new[name] = 0.5 * torch.randn(t.shape)
-        assert 'embed.weight' in new and 'position.weight' in new, 'your MyTransformer needs self.embed and self.position'
+        new = params.scaled(net.params(values=False), matrix=1.0, weight=(1, 0.5))
+        assert "embed.weight" in new and "position.weight" in new, \
+            "your MyTransformer needs self.embed and self.position"
         net.set_params(new)
-        x = torch.randperm(V)[:L][None]
+        x = torch.randperm(V)[:L][None]          # L different tokens
         before = net(x)
-        assert type(before) is torch.Tensor and tuple(before.shape) == (1, L, V), 'your MyTransformer does not give logits of shape (batch, L, vocab_size) yet'
-        net.set_params({'position.weight': torch.randn(new['position.weight'].shape) / math.sqrt(dim)})
-        assert not close(net(x), before, atol=1e-05), "your network's logits do not change when the position table changes: add self.position(positions) to the token vectors"
-        table = new['embed.weight'].clone()
-        table[x[0]] = table[x[0]] + new['position.weight'][:L]
-        net.set_params({'embed.weight': table, 'position.weight': torch.zeros(new['position.weight'].shape)})
+        assert type(before) is torch.Tensor and tuple(before.shape) == (1, L, V), \
+            "your MyTransformer does not give logits of shape (batch, L, vocab_size) yet"
+        # another position table must change the logits
+        net.set_params({"position.weight": torch.randn(new["position.weight"].shape) / math.sqrt(dim)})
+        assert not close(net(x), before, atol=1e-5), "your network's logits do not change when the " \
+            "position table changes: add self.position(positions) to the token vectors"
+        # the same network with the position vectors moved into the token table: token x_i gets
+        # row i of the position table added, and the position table is zero. If the network adds
+        # the position vectors to the token vectors, nothing changes.
+        table = new["embed.weight"].clone()
+        table[x[0]] = table[x[0]] + new["position.weight"][:L]
+        net.set_params({"embed.weight": table, "position.weight": torch.zeros(new["position.weight"].shape)})
         after = net(x)
-        assert close(after, before, atol=1e-05, rtol=1e-05), 'your network does not add the position vectors (row i of self.position for position i) to the token vectors'
+        assert close(after, before, atol=1e-5, rtol=1e-5), "your network does not add the position vectors " \
+            "(row i of self.position for position i) to the token vectors"
 
-@test_case(points=1, hidden=True, 
-    failure_message="Your forward makes its positions on the CPU even when x lives on a GPU: use torch.arange(x.shape[-1], device=x.device).")
+
+@test_case(points=1, hidden=True, failure_message='Your forward makes its positions on the CPU even when x lives on a GPU: use torch.arange(x.shape[-1], device=x.device).')  # noqa: E501
 def test_mytransformer_device(MyTransformer):
-    import math
     import torch
-    from course.handles import student, watching, close
-    MyTransformer = student(MyTransformer)
 
-    def does_work(make, V, L=6):
-        """A network that make() builds computes something: the same tokens give the same logits,
-        other tokens other logits, and its token table and its output layer are used."""
-        try:
-            net = make()
-            shapes = net.params(values=False)
-            if 'embed.weight' not in shapes or 'out.weight' not in shapes:
-                return False
-            net.set_params({name: torch.randn(t.shape) / math.sqrt(t.shape[-1]) if t.dim() >= 2 else 0.5 * torch.randn(t.shape) for name, t in shapes.items()})
-            x = torch.randint(V, (2, L))
-            out = net(x)
-            if type(out) is not torch.Tensor or tuple(out.shape) != (2, L, V) or (not torch.isfinite(out).all()):
-                return False
-            if not close(net(x), out, atol=1e-06):
-                return False
-            y = x.clone()
-            y[:, 0] = (x[:, 0] + torch.randint(1, V, (2,))) % V
-            if close(net(y), out, atol=1e-06):
-                return False
-            for name in ('embed.weight', 'out.weight'):
-                net.set_params({name: torch.randn(shapes[name].shape)})
-                changed = net(x)
-                if type(changed) is not torch.Tensor or close(changed, out, atol=1e-06):
-                    return False
-                out = changed
-            return True
-        except Exception:
-            return False
+    from autograder.checks import properties, work
+    from course.handles import student
+    MyTransformer = student(MyTransformer)
     torch.manual_seed(6)
-    assert does_work(lambda: MyTransformer(9, dim=8, heads=2, layers=2), 9), 'your MyTransformer does not compute its logits from the tokens with its own pieces yet (self.embed, ..., self.out), so its device cannot be checked'
+    work.transformer_works(lambda: MyTransformer(9, dim=8, heads=2, layers=2), 9,
+                           then=", so its device cannot be checked")
     net = MyTransformer(9, dim=8, heads=2, layers=2)
-    net.to('meta')
-    for piece in net.blocks:
-        piece.to('meta')
-    x = torch.zeros(2, 5, dtype=torch.long, device='meta')
-    with watching() as seen:
-        out = net.describe(x)
-    assert not seen.mixed_devices, 'with the network and x on another device, your forward makes a tensor on the CPU: use torch.arange(L, device=x.device)'
-    assert type(out) is dict and out.get('shape') == [2, 5, 9] and (out.get('device') == 'meta'), 'your MyTransformer gives the wrong shape on another device'
+    net.to("meta")                                  # the network on another device ("meta": shapes only)
+    for piece in net.blocks:                        # (blocks PyTorch cannot find are the ModuleList test's)
+        piece.to("meta")
+    out = properties.on_another_device(net, torch.zeros(2, 5, dtype=torch.long, device="meta"), mixing=(
+        "with the network and x on another device, your forward makes a tensor on the CPU: use "
+        "torch.arange(L, device=x.device)"))
+    assert type(out) is dict and out.get("shape") == [2, 5, 9] and out.get("device") == "meta", \
+        "your MyTransformer gives the wrong shape on another device"
 
-@test_case(points=0.5, hidden=True, 
-    failure_message="Your MyTransformer does not run yet, or breaks the rules: build MyTransformer from your own blocks; PyTorch's ready-made transformer pieces are not allowed.")
+
+@test_case(points=0.5, hidden=True, failure_message="Your MyTransformer does not run yet, or breaks the rules: build MyTransformer from your own blocks; PyTorch's ready-made transformer pieces are not allowed.")  # noqa: E501
 def test_mytransformer_rules(MyTransformer):
-    import math
     import torch
-    from course.handles import student, broken_rules, close
-    MyTransformer = student(MyTransformer)
 
-    def does_work(make, V, L=6):
-        """A network that make() builds computes something: the same tokens give the same logits,
-        other tokens other logits, and its token table and its output layer are used."""
-        try:
-            net = make()
-            shapes = net.params(values=False)
-            if 'embed.weight' not in shapes or 'out.weight' not in shapes:
-                return False
-            net.set_params({name: torch.randn(t.shape) / math.sqrt(t.shape[-1]) if t.dim() >= 2 else 0.5 * torch.randn(t.shape) for name, t in shapes.items()})
-            x = torch.randint(V, (2, L))
-            out = net(x)
-            if type(out) is not torch.Tensor or tuple(out.shape) != (2, L, V) or (not torch.isfinite(out).all()):
-                return False
-            if not close(net(x), out, atol=1e-06):
-                return False
-            y = x.clone()
-            y[:, 0] = (x[:, 0] + torch.randint(1, V, (2,))) % V
-            if close(net(y), out, atol=1e-06):
-                return False
-            for name in ('embed.weight', 'out.weight'):
-                net.set_params({name: torch.randn(shapes[name].shape)})
-                changed = net(x)
-                if type(changed) is not torch.Tensor or close(changed, out, atol=1e-06):
-                    return False
-                out = changed
-            return True
-        except Exception:
-            return False
+    from autograder.checks import work
+    from course.handles import broken_rules, student
+    MyTransformer = student(MyTransformer)
     torch.manual_seed(5)
     net = MyTransformer(9, dim=8, heads=2, layers=2)
     out = net(torch.randint(9, (2, 5)))
-    assert type(out) is torch.Tensor and tuple(out.shape) == (2, 5, 9), 'your MyTransformer does not run yet, so the rules cannot be checked'
-    assert does_work(lambda: MyTransformer(9, dim=8, heads=2, layers=2), 9), 'your MyTransformer does not compute its logits from the tokens with its own pieces yet (self.embed, ..., self.out), so the rules cannot be checked'
+    assert type(out) is torch.Tensor and tuple(out.shape) == (2, 5, 9), \
+        "your MyTransformer does not run yet, so the rules cannot be checked"
+    work.transformer_works(lambda: MyTransformer(9, dim=8, heads=2, layers=2), 9,
+                           then=", so the rules cannot be checked")
     broken = broken_rules(MyTransformer, net)
-    assert not broken, '; '.join(broken)
-
+    assert not broken, "; ".join(broken)

@@ -5,20 +5,21 @@ OK_FORMAT = False
 name = "q9"
 points = 2
 
-@test_case(points=1, hidden=False, 
-    failure_message="StartingLoss(model, ids, targets) should be the cross entropy of model(ids) against targets, both flattened (logits.view(-1, V) and targets.view(-1), with V = logits.shape[-1]), as a Python number. (It is tried on small networks of the check's own, one neutral and one very sure of itself.)")
+
+@test_case(points=1, hidden=False, failure_message="StartingLoss(model, ids, targets) should be the cross entropy of model(ids) against targets, both flattened (logits.view(-1, V) and targets.view(-1), with V = logits.shape[-1]), as a Python number. (It is tried on small networks of the check's own, one neutral and one very sure of itself.)")  # noqa: E501
 def test_starting_loss(StartingLoss):
-    import math
+
     import torch
     import torch.nn.functional as F
-    from course.handles import student, close
+
+    from course.handles import student
 
     class Model(torch.nn.Module):
         """Logits from two tables the check drew, about `scale` times N(0, 1) each."""
 
         def __init__(self, V, scale):
             super().__init__()
-            self.E, self.W = (torch.randn(V, 16), scale * torch.randn(16, V) / 4)
+            self.E, self.W = torch.randn(V, 16), scale * torch.randn(16, V) / 4
 
         def forward(self, ids):
             return self.E[ids] @ self.W
@@ -26,6 +27,7 @@ def test_starting_loss(StartingLoss):
     def loss_of(model, ids, targets):
         logits = model(ids).double()
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)).item()
+
     from course.handles import number
     StartingLoss = student(StartingLoss)
     torch.manual_seed(0)
@@ -34,37 +36,25 @@ def test_starting_loss(StartingLoss):
         model = Model(1024, scale)
         got = number(StartingLoss(model, ids, targets))
         want = loss_of(model, ids, targets)
-        assert abs(got - want) < 0.0001 * max(1.0, want), f"StartingLoss gave {got:.4f}, which is not the cross entropy of the logits of this network ({('a neutral one' if scale < 1 else 'one very sure of itself')}) against the targets"
+        assert abs(got - want) < 1e-4 * max(1.0, want), \
+            f"StartingLoss gave {got:.4f}, which is not the cross entropy of the logits of this network " \
+            f"({'a neutral one' if scale < 1 else 'one very sure of itself'}) against the targets"
 
-@test_case(points=1, hidden=True, 
-    failure_message="Your StartingLoss gives a wrong number for networks with other vocabulary sizes, batch sizes or lengths: take V from the logits (logits.shape[-1], not cfg.vocab_size), flatten the logits to (B*T, V) and the targets to (B*T,), and return F.cross_entropy of the two as a Python number (.item()).")
+
+@test_case(points=1, hidden=True, failure_message='Your StartingLoss gives a wrong number for networks with other vocabulary sizes, batch sizes or lengths: take V from the logits (logits.shape[-1], not cfg.vocab_size), flatten the logits to (B*T, V) and the targets to (B*T,), and return F.cross_entropy of the two as a Python number (.item()).')  # noqa: E501
 def test_starting_loss_any_network(StartingLoss):
-    import math
     import torch
-    import torch.nn.functional as F
-    from course.handles import student, close
 
-    class Model(torch.nn.Module):
-        """Logits from two tables the check drew, about `scale` times N(0, 1) each."""
-
-        def __init__(self, V, scale):
-            super().__init__()
-            self.E, self.W = (torch.randn(V, 16), scale * torch.randn(16, V) / 4)
-
-        def forward(self, ids):
-            return self.E[ids] @ self.W
-
-    def loss_of(model, ids, targets):
-        logits = model(ids).double()
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)).item()
-    from course.handles import number
+    from autograder.checks import suspects
+    from course.handles import number, student
     StartingLoss = student(StartingLoss)
     torch.manual_seed(1)
     for V, B, T in [(7, 3, 5), (300, 1, 9), (5000, 2, 4)]:
         ids, targets = torch.randint(0, V, (2, B, T))
         for scale in (0.0, 0.5, 4.0):
-            model = Model(V, scale)
+            model = suspects.Sure(V, scale)
             got = number(StartingLoss(model, ids, targets))
-            want = loss_of(model, ids, targets)
-            assert abs(got - want) < 0.0001 * max(1.0, want), f'vocabulary {V}, ids of shape {(B, T)}: StartingLoss gave {got:.4f}, which is not the cross entropy of the logits against the targets'
-
+            want = suspects.cross_entropy(model, ids, targets)
+            assert abs(got - want) < 1e-4 * max(1.0, want), f"vocabulary {V}, ids of shape {(B, T)}: " \
+                f"StartingLoss gave {got:.4f}, which is not the cross entropy of the logits against the " \
+                "targets"

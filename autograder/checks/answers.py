@@ -1,0 +1,65 @@
+"""Answers that are plain values: shapes, lists of numbers, True or False, counts.
+
+Each function takes what ``student(...)`` gave back (plain data of the built-in types) and either
+returns it in the one form the check compares, or fails with a message that says what the answer
+should have been.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from course.handles import StudentError, number
+
+
+def numbers(value: Any, what: str) -> list[float]:
+    """A list, a tuple or a tensor of plain numbers (a shape, row numbers) as a list of floats."""
+    if type(value) is torch.Tensor:
+        value = value.tolist()
+    assert type(value) in (list, tuple), f"{what} is not a list or a shape"
+    return [number(n) for n in value]
+
+
+def truth(answer: Any, name: str) -> bool:
+    """What a check the student wrote said: True or False (a one-element bool tensor is fine too)."""
+    if type(answer) is torch.Tensor and answer.numel() == 1 and answer.dtype == torch.bool:
+        return bool(answer.item())
+    assert type(answer) is bool, f"{name} should be True or False, not {type(answer).__name__}"
+    return answer
+
+
+def is_truth(answer: Any) -> bool:
+    """True or False, or a one-element bool tensor."""
+    return type(answer) is bool or (type(answer) is torch.Tensor and answer.numel() == 1
+                                    and answer.dtype == torch.bool)
+
+
+def entropy(probabilities: list[float]) -> float:
+    """-sum p log p (natural log), over the probabilities above zero."""
+    return -sum(p * math.log(p) for p in probabilities if p > 0)
+
+
+def sentence_word_frequencies() -> dict[str, float]:
+    """How often each word of the two sentences fills one of their four positions."""
+    from course import SENTENCES
+    truth_: dict[str, float] = {}
+    for sentence, prob in SENTENCES.items():
+        for word in sentence.split():
+            truth_[word] = truth_.get(word, 0) + prob / 4
+    return truth_
+
+
+def plausible_frequencies(frequencies: Any) -> list[float] | None:
+    """The student's own word frequencies when they are a real attempt (a frequency above zero for
+    each word of the sentences and no other word, adding up to one), else None."""
+    from course import SENTENCES
+    words = {w for sentence in SENTENCES for w in sentence.split()}
+    try:
+        if type(frequencies) is not dict or set(frequencies) != words:
+            return None
+        own = [number(p) for p in frequencies.values()]
+    except (AttributeError, StudentError, TypeError, ValueError):
+        return None
+    return own if all(p > 0 for p in own) and abs(sum(own) - 1) < 1e-6 else None
