@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import hostile
+import lms_samples
 import pytest
 
 from autograder import provenance
@@ -173,10 +174,56 @@ def test_stale_folders_of_another_n_are_ignored_with_a_note(graded, tmp_path):
     doc["body"].update(shards=1, finished=0)
     doc["seal"] = provenance.seal(provenance.read_key(out / "shards"), doc["body"])
     (stale / "shard.json").write_text(json.dumps(doc))
+    last_week = time.time() - 7 * 24 * 3600                  # both started before the batch's own
+    for folder in (out / "shards" / "0-of-5", stale):
+        os.utime(folder, (last_week, last_week))
     res = merge(out)
     assert res.returncode == 0, res.stderr
     assert "ignored 2 shard folders of another N (0-of-1, 0-of-5)" in res.stdout
     assert points(out) == points(graded["one"])
+
+
+def without_shards(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*"))
+            if p.is_file() and p.relative_to(out).parts[0] != "shards"}
+
+
+def test_an_older_complete_set_is_not_merged_while_the_newer_is_unfinished(graded, tmp_path):
+    """Red team 2 F05/F06: last week's 2 shards (graded into the wrong gradebook column) are
+    complete, this week's 3 are not all done: the merge waits for this week's and names both sets;
+    the gradebook then comes from the merged set's own results, and shards of one set that name
+    different gradebooks are refused unless the merge names one."""
+    subs, out = copy_class(graded, tmp_path)
+    book = tmp_path / "gradebook.csv"
+    book.write_bytes(lms_samples.canvas_gradebook([(f"Student, {f[:6]}", f.split("_")[1], "", "", "A")
+                                                   for f in SOLS + BLANKS]))
+    last_week = time.time() - 7 * 24 * 3600
+    for k in range(2):
+        edit(out, k, lambda b: b["meta"].update(gradebook=[str(book), "Quiz 1 (4702)"]))
+        os.utime(out / "shards" / f"{k}-of-2", (last_week, last_week))
+    this_week = ("--gradebook", str(book), "--gradebook-column", "00 Toy (4700)")
+    grade(subs, out, "--shard", "0/3", *this_week)
+    res = merge(out)
+    assert res.returncode == 1 and nothing_written(out), res.stdout + res.stderr
+    assert "the shards started last, of 3, are not all done: missing 1, 2; the complete set of 2 " \
+        "(0-of-2, 1-of-2) is older" in res.stderr
+    for k in (1, 2):
+        grade(subs, out, "--shard", f"{k}/3", *this_week)
+    res = merge(out)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "ignored 2 shard folders of another N (0-of-2, 1-of-2)" in res.stdout
+    assert points(out) == points(graded["one"])
+    header = (out / "canvas_import.csv").read_text(encoding="utf-8-sig").splitlines()[0]
+    assert header.endswith(",00 Toy (4700)"), header
+    before = without_shards(out)
+    edit(out, 2, lambda b: b["meta"].update(gradebook=[str(book), "Quiz 1 (4702)"]), n=3)
+    res = merge(out, "--shards", "3")
+    assert res.returncode == 2 and without_shards(out) == before, res.stdout + res.stderr
+    assert "the shards were graded with different gradebooks: " in res.stderr
+    assert f"shard 2: {book} column 'Quiz 1 (4702)'" in res.stderr and "nothing was written" in res.stderr
+    res = merge(out, "--shards", "3", "--gradebook", str(book), "--gradebook-column", "4700")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert without_shards(out)["canvas_import.csv"] == before["canvas_import.csv"]
 
 
 def test_a_killed_shard_is_missing_and_one_failed_for_good_is_named(graded, tmp_path):

@@ -711,15 +711,17 @@ def _canvas_reupload_match(name: str) -> tuple[str, str] | None:
 
 def test_week_feedback_reaches_canvas_with_the_final_total(week):
     out = week["out"]
-    assert f"{out / 'canvas_feedback.zip'}: 4 files for 4 students," in week["merged"].stdout
+    assert f"{out / 'canvas_feedback.zip'}: 3 files for 3 students," in week["merged"].stdout
+    # the student held for another week's notebook gets their feedback once the instructor decides
+    assert (f"HELD from canvas_feedback.zip: the feedback of 1 student whose grade is held (see HELD) is "
+            f"left out, to hand back once you decide it: {WRONG}") in week["merged"].stdout
     with zipfile.ZipFile(out / "canvas_feedback.zip") as z:
         files = {n: z.read(n).decode() for n in z.namelist()}
     # each file goes to the student and the attachment of the row it is about
     assert {n: _canvas_reupload_match(n) for n in files} == {
         "alicesmith_10101_20001_feedback.html": ("10101", "20001"),
         "bobjones_LATE_10202_20002_feedback.html": ("10202", "20002"),
-        "kimdave_10404_20004_feedback.html": ("10404", "20004"),
-        "weekwrong_55555_20005_feedback.html": ("55555", "20005")}
+        "kimdave_10404_20004_feedback.html": ("10404", "20004")}
     alice = files["alicesmith_10101_20001_feedback.html"]
     assert alice == (out / "feedback" / "alicesmith_10101_20001_00_toy.html").read_text()
     assert "<strong>Total: 6.0 / 6.0 points</strong> (automatically graded 5.0 / 5.0; graded by hand " \
@@ -728,7 +730,7 @@ def test_week_feedback_reaches_canvas_with_the_final_total(week):
     bob = (out / "feedback" / "bobjones_LATE_10202_20002_00_toy.md").read_text()
     assert bob.splitlines()[2] == "**Total: 5.5 / 6.0 points** (automatically graded 5.0 / 5.0; graded " \
         "by hand 0.5 / 1.0)."
-    wrong = files["weekwrong_55555_20005_feedback.html"]
+    wrong = (out / "feedback" / "weekwrong_55555_20005_03_attention.html").read_text()
     assert "was not run" in wrong and "failed" not in wrong and "Total" not in wrong
 
 
@@ -741,7 +743,7 @@ def test_week_feedback_pdfs_replace_the_pages_in_the_canvas_zip(week):
     with zipfile.ZipFile(out / "canvas_feedback.zip") as z:
         names = {n: z.read(n) for n in z.namelist()}
     assert sorted(names) == ["alicesmith_10101_20001_feedback.pdf", "bobjones_LATE_10202_20002_feedback.pdf",
-                             "kimdave_10404_20004_feedback.pdf", "weekwrong_55555_20005_feedback.pdf"]
+                             "kimdave_10404_20004_feedback.pdf"]          # weekwrong: held
     assert all(data.startswith(b"%PDF") for data in names.values())
     assert names["alicesmith_10101_20001_feedback.pdf"] == \
         (out / "feedback" / "alicesmith_10101_20001_00_toy.pdf").read_bytes()
