@@ -33,6 +33,7 @@ def clear_outputs(out: Path, warnings: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
+MADE_OUT = ".made-out"          # in a staging folder: its run created OUT itself
 STAGING_PREFIX = ".staging-"    # OUT/.staging-PID: where a run writes before its outputs replace OUT's
 KEPT = {"shards", "cache"}       # never replaced by a run's outputs (nor the hand-grade ledger, below)
 
@@ -46,6 +47,7 @@ def begin_outputs(out: Path) -> Path:
     is, on the same file system) where a grading or a merge writes everything; ``out`` keeps the
     previous run's outputs, whole, until :func:`swap_outputs` (a run killed before leaves them as
     they were). Staging folders of runs that died are removed."""
+    made = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob(STAGING_PREFIX + "*"):
         pid = old.name.removeprefix(STAGING_PREFIX)
@@ -54,6 +56,8 @@ def begin_outputs(out: Path) -> Path:
     staging = out / f"{STAGING_PREFIX}{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
+    if made:                        # a run that cannot finish leaves no folder it made (discard_outputs)
+        (staging / MADE_OUT).touch()
     return staging
 
 
@@ -85,7 +89,7 @@ def swap_outputs(staging: Path, out: Path) -> None:
     trash.mkdir()
     moved: set[str] = set()
     for entry in sorted(staging.iterdir(), key=lambda p: (p.name == "grades.csv", p.name)):
-        if entry == trash or _kept(entry.name):
+        if entry == trash or entry.name == MADE_OUT or _kept(entry.name):
             continue
         dest = out / entry.name
         if dest.is_dir() and not dest.is_symlink():
@@ -104,8 +108,15 @@ def swap_outputs(staging: Path, out: Path) -> None:
 
 
 def discard_outputs(staging: Path) -> None:
-    """A run that did not finish: its staging folder goes, ``out`` is as it was."""
+    """A run that did not finish: its staging folder goes, ``out`` is as it was (absent, when the
+    run made it and nothing else has been put there since)."""
+    made = (staging / MADE_OUT).exists()
     shutil.rmtree(staging, ignore_errors=True)
+    if made:
+        try:
+            staging.parent.rmdir()
+        except OSError:
+            pass
 
 
 class Workspace:

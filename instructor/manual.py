@@ -652,7 +652,11 @@ def export_plan(out: Path, filled: Path | None = None, book: Path | None = None,
                 column: str | None = None, force: bool = False) -> Plan:
     """Everything hand grading writes, from the ledger (with ``filled`` merged into it first):
     grades.csv, the feedback, the pages, canvas_feedback.zip and, with a gradebook, the LMS import
-    and lms.json; checked and computed, nothing written yet (:meth:`Plan.finish` writes it)."""
+    and lms.json; checked and computed, nothing written yet (:meth:`Plan.finish` writes it). A
+    gradebook that is not there is the command line's mistake: said first, before the CSV's."""
+    if book is not None and not book.exists():
+        raise lms.GradebookError(f"the gradebook {book} (of the grading run) is not there: "
+                                 "give it with --gradebook")
     plan = (merge_plan(out, filled, force) if filled is not None
             else (reapply_plan(out, exported=True) or Plan(out)))
     try:
@@ -661,9 +665,6 @@ def export_plan(out: Path, filled: Path | None = None, book: Path | None = None,
             plan.files[made[0]] = made[1]
             plan.lines += made[2]
         if book is not None:
-            if not book.exists():
-                raise lms.GradebookError(f"the gradebook {book} (of the grading run) is not there: "
-                                         "give it with --gradebook")
             dest, data, lines = lms.render(out, book, column, plan.table or None, plan.files)
             plan.files[dest] = data
             plan.lines += lines

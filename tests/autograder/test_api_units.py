@@ -100,3 +100,15 @@ def test_student_names_reach_the_report_only_when_passed(tmp_path):
     named = report.report_html(asg, [row], dict(meta), {("canvas", "12345"): "John Smith"})
     assert "<b>John Smith</b>" in named
     assert "John Smith" not in report.report_html(asg, [row], dict(meta))     # nothing left behind
+
+
+def test_the_graders_own_process_does_not_import_torch():
+    """The batch's parent process holds only plain data; torch (about 200 MB) lives in the runners'
+    and judges' fork servers. A module that imports the student package at its top (course/__init__
+    imports torch) made the grader's peak memory 232 MB with the zip bombs' batch (limit 200)."""
+    import subprocess
+    import sys
+    code = ("import sys, autograder.api, autograder.grade, autograder.shard_merge, autograder.report\n"
+            "print(sorted(m for m in ('torch', 'numpy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
