@@ -6,7 +6,9 @@ SHARED  ?= ../shared
 SHARED_STORIES := $(SHARED)/data/tinystories/TinyStories-train-first2MiB.txt
 STORIES := data_cache/tinystories-4MB.txt
 
-.PHONY: test demo build solutions release lint setup data clean
+# `make test` runs both halves of the suite; `make unit` (in-process, about 2 min) and `make e2e`
+# (notebooks, the real grader, a browser) run one.
+.PHONY: test unit e2e demo build solutions release lint setup data clean
 
 setup: $(VENV)/.stamp
 
@@ -39,6 +41,9 @@ test: $(VENV)/.stamp $(STORIES) lint
 	@$(PY) -m course build --check && \
 	COURSE_SHARED="$(abspath $(SHARED))" $(PY) -m pytest -q --durations=25; \
 	rc=$$?; $(ELAPSED); exit $$rc
+
+unit e2e: $(VENV)/.stamp $(STORIES)
+	COURSE_SHARED="$(abspath $(SHARED))" $(PY) -m pytest -q -m $@
 
 demo: $(VENV)/.stamp $(STORIES)
 	$(PY) -m instructor.demo

@@ -39,7 +39,7 @@ from . import similarity as similarity_mod
 from .batch import Grader, peak_memory_mb
 from .config import GradeConfig, GradingError, ShardsMissing
 from .results import NO_NAMES, Result, StudentNames
-from .workspace import clear_outputs
+from .workspace import begin_outputs, discard_outputs, set_aside, swap_outputs
 
 
 @dataclass(frozen=True)
@@ -67,14 +67,30 @@ def grade(config: GradeConfig) -> Outcome:
     """Grade the batch and write the output folder (:mod:`autograder.report`); print the summary.
     With ``config.shard``: grade that shard's rows only and write its shard result
     (:mod:`autograder.shards`) into ``config.out/shards/K-of-N``. With ``config.cache``: reuse what
-    an earlier run graded and nothing changed for (:mod:`autograder.cache`)."""
+    an earlier run graded and nothing changed for (:mod:`autograder.cache`). The batch is written
+    into a staging folder inside ``config.out`` that replaces its outputs at the end
+    (:func:`autograder.workspace.swap_outputs`): a run stopped half-way (Ctrl-C, out of memory, a
+    time limit) leaves the previous run's outputs as they were."""
     t0 = time.monotonic()
     asg = load_assignment(config.assignment)
-    out, shard = config.out, config.shard
+    shard = config.shard
     if shard is not None:           # the shard writes its own folder; config.out is the merge's
         out = shards.shard_dir(config.out, shard.k, shard.n)
         out.mkdir(parents=True, exist_ok=True)
         shards.clear_shard(out)
+        return _grade(config, asg, out, None, t0)
+    final = Path(config.out).resolve()
+    staging = begin_outputs(final)
+    try:
+        return _grade(config, asg, staging, final, t0)
+    finally:                        # gone already when the outputs were swapped in
+        discard_outputs(staging)
+
+
+def _grade(config: GradeConfig, asg: assignment_mod.Assignment, out: Path, final: Path | None,
+           t0: float) -> Outcome:
+    """:func:`grade` into ``out`` (a shard's folder, or the staging folder of ``final``)."""
+    shard = config.shard
     grader = Grader(config, asg, out)
     try:                                     # a pod that asked for a user namespace and got none
         grader.warnings += userns.enforce()
@@ -130,11 +146,14 @@ def grade(config: GradeConfig) -> Outcome:
             "startup_seconds": round(startup, 3), "grader_peak_memory_mb": peak_memory_mb()}
     if plan is not None:
         meta["cache"] = {"reused": len(plan.reused), "partial": len(plan.partial), "fresh": plan.fresh}
-    if shard is not None:
+    if final is None:
         _write_shard(config, asg, ws.out, results, meta, everyone, subs, limits)
     else:
-        write_outputs(ws.out, asg, results, meta, similar=config.similarity, names=config.student_names)
-    return Outcome(out=ws.out, results=results, mode=ws.mode, cg_note=ws.cg_note,
+        set_aside(final, meta["warnings"])
+        write_outputs(ws.out, asg, results, meta, similar=config.similarity, names=config.student_names,
+                      shown=final)
+        swap_outputs(ws.out, final)
+    return Outcome(out=final or ws.out, results=results, mode=ws.mode, cg_note=ws.cg_note,
                    cgroups=ws.cg is not None, meta=meta)
 
 
@@ -158,12 +177,14 @@ def _write_shard(config: GradeConfig, asg: assignment_mod.Assignment, out: Path,
 
 
 def write_outputs(out: Path, asg: assignment_mod.Assignment, results: list[Result], meta: dict, *,
-                  similar: bool, names: StudentNames) -> None:
+                  similar: bool, names: StudentNames, shown: Path | None = None) -> None:
     """Everything one grading writes into ``out``, and its summary: one machine's batch and the
-    merge of shards alike (``similar``: compare the submissions with each other)."""
+    merge of shards alike (``similar``: compare the submissions with each other; ``shown``: the
+    folder the summary names, where ``out`` is a staging folder that will replace its outputs)."""
     report.write_all(out, asg, results, meta, names)
     if similar:                  # flags for a person to look at: nothing in grades or feedback
-        print(similarity_mod.after_grading(out))
+        print(similarity_mod.after_grading(out).replace(str(out), str(shown or out)))
+    out = shown or out
     ok = sum(1 for r in results if r.status == "ok")
     how = f"{len(meta['shards'])} shards" if meta.get("shards") else f"{meta['wall_seconds']:.1f} s"
     print(f"graded {len(results)} submissions of {asg.name} in {how} "
@@ -179,30 +200,47 @@ def merge(*, out: Path, shard_dirs: Sequence[Path] = (), assignment: str | None 
           similarity: bool = True, student_names: StudentNames = NO_NAMES) -> Outcome:
     """``course merge OUT [SHARD_DIR...]``: the shards' results (default: every ``out/shards/*``, of
     ``n`` shards when given) into ``out``, written as one machine's batch writes them, once every row
-    checked out against the files and the grader running now (:func:`autograder.shard_merge.load_shards`).
-    Nothing is written otherwise: :class:`ShardsMissing` (exit 1) when a shard is missing or
-    unfinished, :class:`GradingError` when one failed for good (exit 3) or the shards do not match the
-    files or the grader (exit 2)."""
-    t0 = time.monotonic()
-    out = Path(out).resolve()
+    checked out against the files and the grader running now (:func:`load_merge`, then
+    :func:`write_merge`). Nothing is written otherwise."""
+    merged = load_merge(out=out, shard_dirs=shard_dirs, assignment=assignment, n=n)
+    return write_merge(merged, out=out, similarity=similarity, student_names=student_names)
+
+
+def load_merge(*, out: Path, shard_dirs: Sequence[Path] = (), assignment: str | None = None,
+               n: int | None = None) -> shard_merge.Merged:
+    """The shards of one batch, read and every row checked (:func:`autograder.shard_merge.load_shards`);
+    nothing written. :class:`ShardsMissing` (exit 1) when a shard is missing or unfinished,
+    :class:`GradingError` when one failed for good (exit 3) or the shards do not match the files or
+    the grader (exit 2). ``meta["gradebook"]`` is the ``--gradebook`` the shards were graded with."""
     try:
-        merged = shard_merge.load_shards(out, list(shard_dirs), assignment, n)
+        return shard_merge.load_shards(Path(out).resolve(), list(shard_dirs), assignment, n)
     except shards.ShardsMissing as exc:
         raise ShardsMissing(str(exc)) from exc
     except shards.ShardError as exc:
         error = GradingError(str(exc))
         error.exit_code = exc.exit_code
         raise error from exc
+
+
+def write_merge(merged: shard_merge.Merged, *, out: Path, similarity: bool = True,
+                student_names: StudentNames = NO_NAMES) -> Outcome:
+    """What :func:`load_merge` checked, written into ``out`` as one machine's batch writes it (through
+    a staging folder, as :func:`grade`: a merge stopped half-way leaves ``out`` as it was)."""
+    t0 = time.monotonic()
+    out = Path(out).resolve()
     asg, meta = merged.asg, merged.meta
     for line in merged.notes:
         print("note: " + line)
     meta["mode_note"] = sandbox.MODE_NOTES.get(meta["mode"], "")
-    warnings: list[str] = []
-    clear_outputs(out, warnings)
-    meta["warnings"] += warnings
-    shard_merge.copy_figures(merged.shard_dirs, out)
-    write_outputs(out, asg, merged.results, meta, similar=similarity, names=student_names)
-    meta["merge_seconds"] = round(time.monotonic() - t0, 3)
+    staging = begin_outputs(out)
+    try:
+        shard_merge.copy_figures(merged.shard_dirs, staging)
+        set_aside(out, meta["warnings"])
+        write_outputs(staging, asg, merged.results, meta, similar=similarity, names=student_names, shown=out)
+        swap_outputs(staging, out)
+    finally:
+        discard_outputs(staging)
+    meta["merge_seconds"] = round(time.monotonic() - t0 + meta.get("merge_read_seconds", 0.0), 3)
     each = ", ".join(f"shard {m['shard']}: {m['rows']} rows, {m['mode']}" for m in meta["shards"])
     print(f"merged {merged.n} shards ({each}) in {meta['merge_seconds']:.1f} s")
     return Outcome(out=out, results=merged.results, mode=meta["mode"], cg_note=meta.get("cgroups_note", ""),

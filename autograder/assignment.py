@@ -138,6 +138,11 @@ def read_test_file(question: str, source: str, path: Path | str = "<test>") -> t
     return cases, bool(env.get("all_or_nothing", False))
 
 
+def names(base: Path = ASSIGNMENTS) -> list[str]:
+    """The built assignments, in course order (``01_no_talking``, ...)."""
+    return sorted(p.name for p in base.iterdir() if (p / "assignment.json").is_file())
+
+
 def resolve(name_or_path: str, base: Path = ASSIGNMENTS) -> Path:
     """``NN_name`` -> ``autograder/assignments/NN_name``; a folder holding ``assignment.json`` is taken
     as it is."""

@@ -22,7 +22,7 @@ Answers come two ways:
   whose parameters are never used, ...).
 
 ``python -m autograder.degenerate NN_name [NAME...]`` grades them through the real ``course grade``
-and prints each answer's points against its cap; the suite (autograder/tests/test_degenerate.py)
+and prints each answer's points against its cap; the suite (tests/autograder/test_degenerate.py)
 does the same for every notebook in CI.
 """
 from __future__ import annotations

@@ -27,7 +27,7 @@ were once the notebook is graded). results.json says which mode ran (top-level `
 (/autograder/source, submission, results) in a scratch folder and runs the zip's own
 ``run_autograder`` there, with two changes only: /autograder is the scratch folder, and ``python``
 is this interpreter (no mamba environment to activate). ``prefix`` runs it under a command (the
-tests use :mod:`autograder.tests.no_namespaces` to refuse namespaces as Docker's seccomp does).
+tests use tests/support/no_namespaces.py to refuse namespaces as Docker's seccomp does).
 """
 from __future__ import annotations
 

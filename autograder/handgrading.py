@@ -12,7 +12,8 @@ CSV to fill in (``course manual``, :mod:`instructor.manual`, merges it back).
   Everything from a notebook is untrusted: text is HTML-escaped, images are embedded only as
   checked PNGs (:func:`notebook_info.check_png`), and the page's Content-Security-Policy forbids
   scripts, frames and every source but ``data:`` images.
-- ``manual.csv``: ``file``, ``id``, one column per manual question, ``comment``, ``key``: one row
+- ``manual.csv``: ``file``, ``id``, one column per manual question, ``comment``, ``key``,
+  ``sha256`` (the notebook's, short) and ``ledger`` (the ledger's change number then): one row
   per submission, to fill in (a filled-in one is never deleted by a later ``course grade``: it is
   kept beside as ``manual-N.csv``). ``key`` (:func:`autograder.csvcells.file_key`) joins a row to
   ``grades.csv``: two different files never share one, whatever their names and whatever a
@@ -129,11 +130,17 @@ def questions_json(asg: Assignment) -> str:
 
 # ---------------------------------------------------------------- the pages and the CSV to fill in
 
+# manual.csv's columns after the ones to fill in, written by the grader: the row's key, its
+# notebook's SHA-256 (short) and the ledger's change number (instructor.ledger) when it was written,
+# so that a merge refuses a cell of a notebook re-uploaded or an answer graded since
+STAMPS = ("key", "sha256", "ledger")
+
+
 def template_csv(asg: Assignment, results: list[Result]) -> str:
-    rows = [["file", "id", *_manual_names(asg), "comment", "key"]]
+    rows = [["file", "id", *_manual_names(asg), "comment", *STAMPS]]
     for r in sorted(results, key=lambda r: r.file):
         rows.append([text_cell(r.file), student_id(r.file), *[""] * len(_manual_names(asg)), "",
-                     file_key(r.file)])
+                     file_key(r.file), (r.sha256 or "")[:16], "0"])
     return csv_text(rows)
 
 
@@ -146,7 +153,7 @@ def _filled(path: Path) -> bool:
         return True                                      # unreadable: keep it, to be safe
     if not rows:
         return False
-    typed = [i for i, c in enumerate(rows[0]) if c.strip() not in ("file", "id", "key")]
+    typed = [i for i, c in enumerate(rows[0]) if c.strip() not in ("file", "id", *STAMPS)]
     return any(any(row[i].strip() for i in typed if i < len(row)) for row in rows[1:])
 
 

@@ -31,7 +31,8 @@ class Events(Protocol):
 
     def kill(self, job: Job, reason: str) -> None: ...
 
-    def start_judge(self, job: Job) -> None: ...
+    def start_judge(self, job: Job) -> None:
+        """The cells have run: the judge runs the tests."""
 
     def forget(self, fd: int) -> None:
         """Stop watching ``fd`` (it is closed right after)."""
@@ -160,6 +161,7 @@ class Intake:
             keep_figure(job, msg, self.out)
         elif t == "cells_done" and job.cells_done is None:
             job.cells_done = msg
+            job.cells_done_at = now
             job.cell = None
             job.tamper += msg["tamper"]
             job.phase_deadline = now + self.cell_timeout + GRACE
@@ -201,6 +203,7 @@ class Intake:
                     msg.get("passed") is True, str(msg.get("message", ""))[:4000])
             elif t == "done":
                 job.judge_done = msg
+                job.judge_done_at = now
                 job.phase_deadline = now + GRACE + 10     # the submission sends its last report
             elif t == "fatal":
                 job.fatal = job.fatal or f"grading error in the judge: {str(msg.get('reason'))[:200]}"
@@ -209,18 +212,3 @@ class Intake:
             self.events.forget(job.jmsg_r)
             os.close(job.jmsg_r)
             job.jmsg_r = -1
-
-    def write_judge_control(self, job: Job) -> None:
-        """The judge's control message (its tests, time per case, the given code), a piece at a
-        time as its pipe takes it."""
-        try:
-            n = os.write(job.jctl_w, job.jctl_out)
-            job.jctl_out = job.jctl_out[n:]
-        except BlockingIOError:
-            return
-        except BrokenPipeError:
-            job.jctl_out = b""
-        if not job.jctl_out:
-            self.events.forget(job.jctl_w)
-            os.close(job.jctl_w)
-            job.jctl_w = -1

@@ -27,11 +27,9 @@ class Job:
     started: float = 0.0
     deadline: float = 0.0
     phase_deadline: float | None = None
-    # the submission's process: its messages (msg) and the ends of its request pipes kept for the judge
+    # the submission's process: its messages (msg)
     pid: int | None = None
     msg_r: int = -1
-    req_w: int = -1
-    ans_r: int = -1
     buf: bytes = b""
     received: int = 0
     exit_status: int | None = None
@@ -39,11 +37,13 @@ class Job:
     cells_done: dict | None = None
     done_at: float | None = None
     cell: int | None = None
+    # when each phase ended, for timings.json (autograder.verdict.phases)
+    cells_done_at: float | None = None
+    judge_done_at: float | None = None
     # the judge
     judge_pid: int | None = None
     jmsg_r: int = -1
-    jctl_w: int = -1
-    jctl_out: bytes = b""
+    go_w: int = -1                        # one byte on it starts the tests (autograder.judge)
     jbuf: bytes = b""
     judge_exit: int | None = None
     judge_done: dict | None = None

@@ -1,15 +1,16 @@
 """The judge: runs one submission's tests in the grader's trust domain, against handles.
 
-Forked by the fork server (:mod:`autograder.runner`) once a submission's cells have run. It never
-runs student code. It receives from the grader the assignment's test files and the notebook's
-code cells (read by the grader itself, for the rules), runs every test case with the notebook's
+Forked by the judges' fork server (:mod:`autograder.judges`, which loaded the assignment's test
+files once for the batch) when a submission starts; it reads the notebook's code cells itself (for
+the rules) while they run, and once they have run it runs every test case with the notebook's
 names bound to :class:`course.handles.Handle` objects whose requests go over a pipe to the
 submission's process, and reports each verdict to the grader. What comes back over that pipe is
 only decoded, never run (:mod:`course.wire`), so the tests' code, expected values, tolerances and
 messages stay here, and an answer counts only when it is right.
 
-Pipes: ``report`` (judge -> grader, JSON lines), ``control`` (grader -> judge, one JSON document),
-``requests`` (judge -> submission, frames) and ``answers`` (submission -> judge, frames).
+Pipes: ``report`` (judge -> grader, JSON lines), ``go`` (grader -> judge: one byte once the cells
+have run), ``requests`` (judge -> submission, frames) and ``answers`` (submission -> judge, frames).
+It never runs student code.
 """
 from __future__ import annotations
 
@@ -20,9 +21,8 @@ import random
 import select
 import time
 import traceback
+from dataclasses import dataclass, field
 from typing import Any
-
-import torch
 
 from course import handles, wire
 
@@ -125,9 +125,11 @@ class PipeTransport(handles.Transport):
 
 def _seed_everything() -> None:
     import numpy as np
+
+    from course.serve import seed_torch
     random.seed(0)
     np.random.seed(0)
-    torch.manual_seed(0)
+    seed_torch(0)
 
 
 class _Case:
@@ -159,39 +161,80 @@ def _failure(exc: BaseException, filename: str, lines: list[str], q: str) -> str
     return message + "\n" + (text if len(text) <= 1500 else text[:1500] + "...")
 
 
+@dataclass
+class Tests:
+    """A batch's test files, loaded (:func:`load_tests`): every case (question's test file, its
+    index, the case), public ones first, and the files that did not load (question, number of
+    cases, why)."""
+
+    cases: list[tuple[dict, int, _Case]] = field(default_factory=list)
+    failed: list[tuple[str, int, str]] = field(default_factory=list)
+
+    def only(self, questions: list[str] | None) -> Tests:
+        """The tests of ``questions`` (None: all)."""
+        if questions is None:
+            return self
+        keep = set(questions)
+        return Tests([c for c in self.cases if c[0]["question"] in keep],
+                     [f for f in self.failed if f[0] in keep])
+
+
+def load_tests(tests: list[dict]) -> Tests:
+    """Every test file's cases, public before hidden (done once per batch, in the judges' fork server)."""
+    found = Tests()
+    loaded = []
+    for test in tests:
+        q = test["question"]
+        glob: dict[str, Any] = {"__name__": f"test_{q}", "test_case": _Case}
+        try:
+            exec(compile(test["source"], f"<test {q}>", "exec"), glob)
+            cases = [v for v in glob.values() if isinstance(v, _Case)]
+        except Exception as exc:
+            found.failed.append((q, int(test["cases"]), "the test file did not load: " + str(exc)[:500]))
+            continue
+        loaded += [(test, i, case) for i, case in enumerate(cases)]
+    found.cases = sorted(loaded, key=lambda x: bool(x[2].kw.get("hidden")))     # stable: public first
+    return found
+
+
+def barred_questions(t: handles.Transport, tests: Tests) -> dict[str, str | None]:
+    """Per question: why its definitions break its own rules (None: they keep them). Read from the
+    notebook's code only, so the judge works it out while the notebook's cells still run."""
+    barred: dict[str, str | None] = {}
+    for test, _i, _case in tests.cases:
+        q = test["question"]
+        if q not in barred:
+            barred[q] = exercise_rules.verdict(t.cells(), t.template(), test.get("rules"), q)
+    return barred
+
+
 def run_tests(t: PipeTransport, tests: list[dict], case_timeout: float, report: Any) -> None:
-    """Run every test case; ``report(dict)`` gets one message per case.
+    """Load the test files and run every case (:func:`run_cases`)."""
+    run_cases(t, load_tests(tests), case_timeout, report)
+
+
+def run_cases(t: PipeTransport, tests: Tests, case_timeout: float, report: Any,
+              barred: dict[str, str | None] | None = None) -> None:
+    """Run every test case; ``report(dict)`` gets one message per case (``barred``: what
+    :func:`barred_questions` found, when it was worked out already).
 
     Every public case runs before any hidden one. A public case's message goes to the student in
     full, and may quote what the student's code said; run first, it is written before the
     submission's process has seen a single input of a hidden test, so it cannot carry them out."""
     handles.use(t)
-    loaded = []
-    for test in tests:
-        q = test["question"]
-        filename = f"<test {q}>"
-        glob: dict[str, Any] = {"__name__": f"test_{q}", "test_case": _Case}
-        try:
-            exec(compile(test["source"], filename, "exec"), glob)
-            cases = [v for v in glob.values() if isinstance(v, _Case)]
-        except Exception as exc:
-            for i in range(test["cases"]):
-                report({"t": "case", "q": q, "i": i, "passed": False,
-                        "message": "the test file did not load: " + str(exc)[:500]})
-            continue
-        loaded += [(test, i, case) for i, case in enumerate(cases)]
-    ordered = sorted(loaded, key=lambda x: bool(x[2].kw.get("hidden")))     # stable: public first
+    for q, n, why in tests.failed:
+        for i in range(n):
+            report({"t": "case", "q": q, "i": i, "passed": False, "message": why})
+    barred = barred_questions(t, tests) if barred is None else barred
     current = None
-    barred: dict[str, str | None] = {}      # per question: why its definitions break its own rules
-    for test, i, case in ordered:
+    reset = False
+    for test, i, case in tests.cases:
         q = test["question"]
         filename = f"<test {q}>"
         lines = test["source"].split("\n")
         if q != current:
             report({"t": "test", "q": q})
             current = q
-        if q not in barred:
-            barred[q] = exercise_rules.verdict(t.cells(), t.template(), test.get("rules"), q)
         if barred[q]:                 # the course's own answer, or what the text says to do without
             report({"t": "case", "q": q, "i": i, "passed": False, "message": barred[q][:MESSAGE_CAP]})
             continue
@@ -199,15 +242,7 @@ def run_tests(t: PipeTransport, tests: list[dict], case_timeout: float, report: 
         _seed_everything()
         passed, message, missing = False, "", []
         try:
-            kwargs = {}
-            for p in inspect.signature(case.func).parameters:
-                try:
-                    kwargs[p] = t.request("global", p, name=p)
-                except StudentGone:
-                    raise
-                except handles.StudentError:
-                    kwargs[p] = None               # as Otter does for a name that is not there
-                    missing.append(p)
+            kwargs, missing = _arguments(t, list(inspect.signature(case.func).parameters), reset)
             case.func(**kwargs)
             passed, message = True, "Test case passed"
         except Exception as exc:
@@ -221,14 +256,32 @@ def run_tests(t: PipeTransport, tests: list[dict], case_timeout: float, report: 
             t.built.clear()
             t.swaps.clear()
         report({"t": "case", "q": q, "i": i, "passed": passed, "message": message[:MESSAGE_CAP]})
-        if not t.gone:
-            try:
-                t.deadline = time.monotonic() + 10
-                t.request("reset")
-            except handles.StudentError:
-                pass
-            finally:
-                t.deadline = float("inf")
+        reset = True                  # the next check's first request forgets this one's handles
+
+
+def _arguments(t: PipeTransport, names: list[str], reset: bool) -> tuple[dict[str, Any], list[str]]:
+    """The notebook's values for a check's parameters (None for a name that is not there, as Otter
+    does) and the names that are not there: one request, which first forgets the last check's
+    handles (``reset``); name by name when that request as a whole fails."""
+    if names or reset:
+        try:
+            found, missing = t.lookup(names, reset=reset)
+            return {n: found.get(n) for n in names}, missing
+        except StudentGone:
+            raise
+        except handles.StudentError:
+            pass
+    kwargs: dict[str, Any] = {}
+    missing = []
+    for p in names:
+        try:
+            kwargs[p] = t.request("global", p, name=p)
+        except StudentGone:
+            raise
+        except handles.StudentError:
+            kwargs[p] = None
+            missing.append(p)
+    return kwargs, missing
 
 
 def notebook_cells(path: str, given_code: list[str]) -> tuple[list[str], list[str], list[str],
@@ -250,8 +303,12 @@ def notebook_cells(path: str, given_code: list[str]) -> tuple[list[str], list[st
     return sources, checks, odd, {c["index"]: c["source"] for c in cells}
 
 
-def judge_main(job: dict, report_fd: int, control_fd: int, requests_fd: int, answers_fd: int) -> int:
-    """Entry point in the forked judge process. Returns the exit code."""
+def judge_main(job: dict, report_fd: int, go_fd: int, requests_fd: int, answers_fd: int,
+               tests: Tests, given: list[str], case_timeout: float) -> int:
+    """Entry point in a judge, forked by the judges' fork server (:mod:`autograder.judges`) when the
+    submission starts. While its cells run, it reads the notebook and the rules; it runs the tests
+    once the grader says the cells are done (a byte on ``go_fd``; the pipe closed without one: the
+    notebook never got there, and there is nothing to judge). Returns the exit code."""
     import resource
 
     from .cgroups import join
@@ -261,14 +318,6 @@ def judge_main(job: dict, report_fd: int, control_fd: int, requests_fd: int, ans
     # a cap on this process's memory makes that fail the test, not the machine
     limit = int(job.get("memory_bytes", 4 * 2**30))
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    data = bytearray()
-    while True:
-        chunk = os.read(control_fd, 1 << 20)
-        if not chunk:
-            break
-        data += chunk
-    os.close(control_fd)
-    control = json.loads(bytes(data))
 
     def report(msg: dict) -> None:
         line = (json.dumps(msg) + "\n").encode()
@@ -276,12 +325,17 @@ def judge_main(job: dict, report_fd: int, control_fd: int, requests_fd: int, ans
             n = os.write(report_fd, line)
             line = line[n:]
 
-    given = list(control.get("given_code", []))
+    only = job.get("only")
+    tests = tests.only([str(q) for q in only] if type(only) is list else None)
     cells, checks, odd, by_index = notebook_cells(job["staging"], given)
     report({"t": "notebook", "checks": checks, "suspicious": odd})
     t = PipeTransport(requests_fd, answers_fd, cells, given, by_index)
+    barred = barred_questions(t, tests)
+    if os.read(go_fd, 1) != b"g":
+        return 0
+    os.close(go_fd)
     started = time.monotonic()
-    run_tests(t, control["tests"], float(control["case_timeout"]), report)
+    run_cases(t, tests, case_timeout, report, barred)
     from course.serve import ANOTHER_PROCESS
     if any(ANOTHER_PROCESS in seen for seen in t.runtime_forbidden.values()):
         report({"t": "suspicious", "found": [f"ran {ANOTHER_PROCESS}"]})   # its work was out of sight

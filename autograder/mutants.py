@@ -14,7 +14,7 @@ swapped. `python -m autograder.mutants NN_name [MUTANT...]` grades the solution 
 through the real grader (`course grade`) and says, for each, whether it scored as expected, and
 which tests it failed; with `--gradescope` it grades them through Otter's autograder zip the way
 Gradescope runs it instead (slower: a Jupyter kernel per notebook). The mutation suite
-(autograder/tests/test_mutations.py) does the same for every notebook.
+(tests/autograder/test_mutations.py) does the same for every notebook.
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ The solution, the blank student notebook, every mutant (:mod:`autograder.mutants
 answer (:mod:`autograder.degenerate`) and every shortcut (:mod:`autograder.shortcuts`) of a notebook
 go into one folder and through one ``course grade`` batch: one fork server, one start-up, the
 same rows whatever suite reads them. The mutation, degenerate and shortcut suites of the tests read
-this one class (autograder/tests/conftest.py grades it once per test run and notebook).
+this one class (tests/autograder/conftest.py grades it once per test run and notebook).
 
 File stems say what each answer is: ``solution``, ``blank``, ``mutant__<expect>__<name>``,
 ``degenerate__<question>__<name>``, ``shortcut__<question>__<name>``.

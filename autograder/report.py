@@ -387,9 +387,11 @@ def write_all(out_dir: Path, assignment: Assignment, results: list[Result], meta
         meta.setdefault("manual_notes", []).extend(notes)
     timings = {"wall_seconds": round(meta.get("wall_seconds", 0.0), 3), "workers": meta.get("workers"),
                "grader_peak_memory_mb": meta.get("grader_peak_memory_mb"),
+               "startup_seconds": meta.get("startup_seconds"),
                "submissions": [{"file": r.file, "seconds": round(r.seconds, 3),
                                 "exec_seconds": round(r.exec_seconds, 3),
-                                "peak_memory_mb": _mb(r.peak_memory), **r.traffic}
+                                "peak_memory_mb": _mb(r.peak_memory), **r.traffic,
+                                **({"phases": r.phases} if r.phases else {})}
                                for r in sorted(results, key=lambda r: r.file)]}
     _write(out_dir / "timings.json", json.dumps(timings, indent=1, ensure_ascii=False) + "\n")
     _write(out_dir / "report.html", report_html(assignment, results, meta, names))

@@ -42,6 +42,7 @@ class Result:
     exec_seconds: float = 0.0
     peak_memory: int | None = None       # bytes, all the submission's processes together (its cgroup)
     traffic: dict = field(default_factory=dict)   # the judge's requests: count, bytes back, seconds
+    phases: dict = field(default_factory=dict)    # seconds per phase (autograder.verdict.phases)
     # for hand grading: the manual answers read from the notebook (autograder.notebook_info; each
     # saved image as {"figure": path}), the figures its answer cells drew under the grader (cell,
     # path), both PNG files already under the output folder; notes on figures dropped; and what

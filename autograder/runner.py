@@ -1,23 +1,22 @@
 """The process that executes submissions: a fork server ("zygote") and the child that runs one notebook.
 
-The zygote imports torch, numpy, matplotlib and the ``course`` package once, then forks one child
-per submission, so that no submission pays for those imports. It never reads tests, solutions or
-submissions. The grader talks to it over a socket: a job (JSON) plus the two pipe ends of that
-job's child; the zygote answers with the child's pid and, later, its exit status.
+The zygote imports torch, numpy, matplotlib and the ``course`` package once (and reads the course's
+stories), then forks one child per submission, so that no submission pays for those imports. It never
+reads tests, solutions or submissions. The grader talks to it over a socket
+(:mod:`autograder.forking`): a job (JSON) plus the pipe ends of that job's child; the zygote answers
+with the child's pid and, later, its exit status. At its start it forks the judges' fork server
+(:mod:`autograder.judges`), which is handed the tests and forks one *judge* per submission
+(:mod:`autograder.judge`): it runs the tests, in the grader's trust domain, sending the requests and
+deciding what the answers are worth, and never runs student code.
 
-Two kinds of children:
-
-- a *submission* child closes every descriptor but its own pipes, joins its cgroup and walls
-  itself in (:mod:`autograder.sandbox`: in isolated mode it becomes three processes, the last of
-  which, pid 2 of a new pid namespace, goes on here), reads the notebook, snapshots torch /
-  numpy / math / builtins / course, executes the code cells (IPython syntax turned into plain
-  Python, ``%``/``!`` lines made harmless, ``otter_ignore`` cells skipped, a time limit per cell,
-  output kept up to a cap, the figures of the cells the grader names drawn to PNG as Jupyter would
-  show them, for the hand-grading pages), tells the grader it is done, and from then on only *answers
-  requests* (:class:`course.serve.Server`) that arrive on its ``requests`` pipe, until that pipe
-  closes.
-- a *judge* child (:mod:`autograder.judge`) runs the tests, in the grader's trust domain: it sends
-  those requests and decides what the answers are worth. It never runs student code.
+A *submission* child closes every descriptor but its own pipes, joins its cgroup and walls itself in
+(:mod:`autograder.sandbox`: in isolated mode it becomes three processes, the last of which, pid 2 of
+a new pid namespace, goes on here), reads the notebook, snapshots torch / numpy / math / builtins /
+course, executes the code cells (IPython syntax turned into plain Python, ``%``/``!`` lines made
+harmless, ``otter_ignore`` cells skipped, a time limit per cell, output kept up to a cap, the figures
+of the cells the grader names drawn to PNG as Jupyter would show them, for the hand-grading pages),
+tells the grader it is done, and from then on only *answers requests* (:class:`course.serve.Server`)
+that arrive on its ``requests`` pipe, until that pipe closes.
 
 Messages submission -> grader are JSON lines on the ``msg`` pipe; they are progress and
 self-reports that can only cost the submission points (the grader checks every field). Requests
@@ -33,16 +32,16 @@ import signal
 import socket
 import sys
 import time
-import traceback
 import types
 from typing import Any
 
+from .forking import short as _short
 from .notebook import read_notebook
 
 PRELOAD = ["numpy", "torch", "torch.nn", "torch.nn.functional", "torch.optim", "torch._dynamo", "matplotlib",
-           "matplotlib.pyplot", "course", "course.plots",
+           "matplotlib.pyplot", "course", "course.plots", "course.data", "course.tinydenoiser", "tqdm.auto",
            "course.training", "course.stories", "course.wire", "course.serve", "course.handles",
-           "course.rules", "autograder.judge", "IPython.core.inputtransformer2",
+           "course.rules", "IPython.core.inputtransformer2",
            # the submission's process needs these after it has entered its new root, where the
            # autograder package (it holds the tests) is not in view
            "autograder.sandbox", "autograder.cgroups", "autograder.snapshot", "tempfile", "random"]
@@ -60,97 +59,51 @@ FIGURE_SECONDS = 30.0
 
 # ---------------------------------------------------------------- zygote
 
-def zygote_main(sock_fd: int) -> None:
-    """Serve fork requests on ``sock_fd`` until it closes.
-
-    The loop waits with plain ``select`` on the socket: no epoll or other kernel object that a
-    child could inherit and use to stall it (a child closes every inherited descriptor anyway,
-    before any student code), and the socket is only read without blocking.
-    """
-    import select
-
+def zygote_main(sock_fd: int, judge_fd: int | None = None) -> None:
+    """Serve fork requests for submissions on ``sock_fd`` until it closes (:func:`autograder.forking.
+    serve_forks`). First, once for the batch: the imports (:data:`PRELOAD`) and the course's stories
+    read (when the grader named their file), then, with ``judge_fd``, the judges' fork server forked
+    off (:mod:`autograder.judges`: it alone ever holds the tests)."""
     os.environ.setdefault("MPLBACKEND", "Agg")
     for name in PRELOAD:
         try:
             __import__(name)
         except Exception:
             pass
-    from . import sandbox
+    warm_stories()
+    from . import forking, sandbox
     sandbox.set_child_subreaper()
     sock = socket.socket(fileno=sock_fd)
-    sock.setblocking(True)
-    jobs: dict[int, str] = {}
-    sock.send(json.dumps({"t": "up"}).encode())
-    while True:
-        try:
-            readable, _, _ = select.select([sock], [], [], 0.05)
-        except InterruptedError:
-            readable = []
-        for _ in readable:
+    if judge_fd is not None:
+        if os.fork() == 0:                        # the judges' fork server
+            code = 70
             try:
-                msg, fds, _flags, _addr = socket.recv_fds(sock, 1 << 20, 4, socket.MSG_DONTWAIT)
-            except BlockingIOError:
-                continue
-            if not msg:
-                _reap(jobs, sock)
-                os._exit(0)
-            job = json.loads(msg)
-            pid = os.fork()
-            if pid == 0:
-                code = 70
-                try:
-                    os.setsid()
-                    sock.close()
-                    close_other_fds(fds)
-                    if job.get("kind") == "judge":
-                        from .judge import judge_main
-                        code = judge_main(job, *fds)
-                    else:
-                        code = child_main(job, *fds)
-                except BaseException as exc:
-                    code = 71
-                    tb = traceback.format_exc(limit=8)[-1500:]
-                    try:
-                        os.write(fds[0], (json.dumps({"t": "fatal", "reason": f"grader error: {_short(exc)}",
-                                                      "traceback": tb}) + "\n").encode())
-                    except OSError:
-                        pass
-                finally:
-                    os._exit(code)
-            for fd in fds:
-                os.close(fd)
-            jobs[pid] = job["id"]
-            sock.send(json.dumps({"t": "pid", "id": job["id"], "pid": pid}).encode())
-        _reap(jobs, sock)
+                sock.close()
+                from .judges import judge_server_main
+                code = judge_server_main(judge_fd)
+            finally:
+                os._exit(code)
+        os.close(judge_fd)
+    forking.send_up(sock)
+    forking.serve_forks(sock, _run_child)
 
 
-def close_other_fds(keep: list[int]) -> None:
-    """Close every inherited descriptor from 3 up but ``keep`` (the fork server's socket, the
-    grader's log, other children's pipes, anything a library opened: nothing a submission may
-    touch). 0, 1 and 2 are the fork server's (/dev/null and its log); the submission's process
-    points them at /dev/null before any student code."""
-    keep = sorted(set(keep))
-    low = 3
-    for fd in keep + [2**31 - 1]:
-        if fd >= low:
-            os.closerange(low, fd)
-        low = max(low, fd + 1)
+def _run_child(job: dict, fds: list[int]) -> int:
+    return child_main(job, *fds)
 
 
-def _reap(jobs: dict[int, str], sock: socket.socket) -> None:
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        if pid in jobs:
-            job_id = jobs.pop(pid)
-            try:
-                sock.send(json.dumps({"t": "exit", "id": job_id, "status": status}).encode())
-            except OSError:
-                pass
+def warm_stories() -> None:
+    """Read the course's stories into ``course.stories`` once for the batch, when the grader named
+    their file (``COURSE_STORIES_FILE``): every notebook and judge that uses them inherits them
+    instead of tokenising 2 MB of text each (the same words either way: the file is the one a
+    notebook would read)."""
+    if not os.path.isfile(os.environ.get("COURSE_STORIES_FILE", "")):
+        return
+    try:
+        from course import stories
+        stories._world()
+    except Exception:
+        pass
 
 
 # ---------------------------------------------------------------- the child
@@ -386,9 +339,6 @@ def _arm_signals() -> None:
     signal.signal(signal.SIGALRM, _on_alarm)
 
 
-def _short(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}".strip()
-    return text if len(text) <= 500 else text[:500] + "..."
 
 
 def child_main(job: dict, msg_fd: int, requests_fd: int, answers_fd: int) -> int:
@@ -610,8 +560,9 @@ class _FrameReader:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--zygote":
-        zygote_main(int(sys.argv[2]))
+    if len(sys.argv) in (3, 4) and sys.argv[1] == "--zygote":
+        zygote_main(int(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) == 4 else None)
     else:
-        print("usage: python -m autograder.runner --zygote FD (from autograder.scheduler)", file=sys.stderr)
+        print("usage: python -m autograder.runner --zygote FD [JUDGE_FD] (from autograder.forkserver)",
+              file=sys.stderr)
         sys.exit(2)

@@ -7,7 +7,6 @@ What the pipes carry is read by :mod:`autograder.intake`.
 """
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import selectors
@@ -50,9 +49,12 @@ class Scheduler:
         self.server = ForkServer(ws.root, ws.zygote_env(), ws.staging / "runner.log")
 
     def start(self) -> None:
-        """Start the fork server (minutes at most: it imports torch once for every child)."""
-        self.server.start()
+        """Start the fork servers (minutes at most: torch is imported once for every child) and
+        hand the judges' server the tests."""
+        self.server.start({"tests": self.tests_payload, "given_code": self.asg.given_code,
+                           "case_timeout": self.config.cell_timeout})
         self.sel.register(self.server.sock, selectors.EVENT_READ, ("zygote", None))
+        self.sel.register(self.server.judge_sock, selectors.EVENT_READ, ("zygote", None))
 
     # ------------------------------------------------------------ the loop
     def run(self, subs: list[inputs.Submission]) -> list[Result]:
@@ -108,6 +110,7 @@ class Scheduler:
                     disable=not self.config.progress or None, dynamic_ncols=True)
 
     def _start(self, job: Job, uid: int) -> None:
+        job.started = time.monotonic()          # its sandbox's start counts: the cgroup, the fork
         job.uid = uid
         job.token = secrets.token_hex(8)
         real_uid = uid if uid >= 0 else None
@@ -131,7 +134,7 @@ class Scheduler:
         req_r, req_w = os.pipe()
         ans_r, ans_w = os.pipe()
         os.set_blocking(msg_r, False)
-        job.msg_r, job.req_w, job.ans_r = msg_r, req_w, ans_r
+        job.msg_r = msg_r
         spec = sandbox.SandboxSpec(mode=self.ws.mode, uid=uid, scratch=scratch, limits=vars(limits),
                                    view=self.ws.view, newroot=str(self.ws.newroot),
                                    cgroup=job.group.procs_files if job.group else [])
@@ -144,39 +147,43 @@ class Scheduler:
                     "LOGNAME": "course-grader", "MPLCONFIGDIR": f"{scratch}/.matplotlib",
                     "COURSE_GRADE_JOB": job.token},
         }
-        job.started = time.monotonic()
         job.deadline = job.started + self.config.timeout
         self.server.send(job_msg, [msg_w, req_r, ans_w])
         for fd in (msg_w, req_r, ans_w):
             os.close(fd)
         self.jobs_by_id[job.token] = job
         self.sel.register(msg_r, selectors.EVENT_READ, ("msg", job))
+        self._start_judge(job, req_w, ans_r)
 
-    def start_judge(self, job: Job) -> None:
-        """The submission's cells have run: start its judge, which runs the tests on our side."""
+    def _start_judge(self, job: Job, req_w: int, ans_r: int) -> None:
+        """The submission's judge, started beside it: it reads the notebook and the rules while the
+        cells run, and runs the tests on our side when :meth:`start_judge` tells it to."""
         jmsg_r, jmsg_w = os.pipe()
-        jctl_r, jctl_w = os.pipe()
+        go_r, go_w = os.pipe()
         os.set_blocking(jmsg_r, False)
-        os.set_blocking(jctl_w, False)
-        job.jmsg_r, job.jctl_w = jmsg_r, jctl_w
+        job.jmsg_r, job.go_w = jmsg_r, go_w
         # the judge joins the submission's cgroup: the CPU and memory the submission makes it spend
         # (a test calling back and forth) count against that submission, not against its neighbours
+        only = self.only.get(job.sub.file)
         judge_msg = {"kind": "judge", "id": "j" + job.token, "staging": str(job.staging),
                      "memory_bytes": int(max(self.config.memory, 2.0) * 2**30),
-                     "cgroup": job.group.procs_files if job.group is not None else []}
-        self.server.send(judge_msg, [jmsg_w, jctl_r, job.req_w, job.ans_r])
-        for fd in (jmsg_w, jctl_r, job.req_w, job.ans_r):
+                     "cgroup": job.group.procs_files if job.group is not None else [],
+                     "only": None if only is None else list(only)}
+        self.server.send(judge_msg, [jmsg_w, go_r, req_w, ans_r], judge=True)
+        for fd in (jmsg_w, go_r, req_w, ans_r):
             os.close(fd)
-        job.req_w = job.ans_r = -1
         self.jobs_by_id["j" + job.token] = job
-        only = self.only.get(job.sub.file)
-        tests = self.tests_payload if only is None else [
-            t for t in self.tests_payload if t["question"] in only]
-        control = {"tests": tests, "case_timeout": self.config.cell_timeout,
-                   "given_code": self.asg.given_code}
-        job.jctl_out = json.dumps(control).encode()
         self.sel.register(jmsg_r, selectors.EVENT_READ, ("judge", job))
-        self.sel.register(jctl_w, selectors.EVENT_WRITE, ("jctl", job))
+
+    def start_judge(self, job: Job) -> None:
+        """The submission's cells have run: its judge runs the tests."""
+        if job.go_w >= 0:
+            try:
+                os.write(job.go_w, b"g")
+            except BrokenPipeError:           # the judge is gone already: its exit says why
+                pass
+            os.close(job.go_w)
+            job.go_w = -1
 
     def forget(self, fd: int) -> None:
         self.sel.unregister(fd)
@@ -189,13 +196,11 @@ class Scheduler:
         for key, _mask in self.sel.select(timeout):
             kind, job = key.data
             if kind == "zygote":
-                self._zygote_messages()
+                self._zygote_messages(key.fileobj)
             elif kind == "msg":
                 self.intake.read_messages(job)
             elif kind == "judge":
                 self.intake.read_judge(job)
-            elif kind == "jctl":
-                self.intake.write_judge_control(job)
         now = time.monotonic()
         for job in running.values():
             if job.killed or self._finished(job):
@@ -209,8 +214,8 @@ class Scheduler:
                 else:
                     self.kill(job, f"timeout: the tests of {job.test} ran too long")
 
-    def _zygote_messages(self) -> None:
-        got, gone = self.server.receive()
+    def _zygote_messages(self, sock: Any) -> None:
+        got, gone = self.server.receive(sock)
         for msg in got:
             key = msg.get("id", "")
             job = self.jobs_by_id.get(key)
@@ -235,7 +240,8 @@ class Scheduler:
     def _restart_zygote(self) -> None:
         """The fork server died (it never runs student code, but the machine may kill it): the
         submissions it was running get a clear status, and a new one takes over the rest."""
-        self.sel.unregister(self.server.sock)
+        for sock in (self.server.sock, self.server.judge_sock):
+            self.sel.unregister(sock)
         self.server.stop()
         for job in self.running.values():
             if not self._finished(job):
@@ -309,14 +315,14 @@ class Scheduler:
 
     def _cleanup(self, job: Job) -> None:
         self._release(job)
-        for fd in (job.msg_r, job.jmsg_r, job.jctl_w, job.req_w, job.ans_r):
+        for fd in (job.msg_r, job.jmsg_r, job.go_w):
             if fd >= 0:
                 try:
                     self.sel.unregister(fd)
                 except (KeyError, ValueError):
                     pass
                 os.close(fd)
-        job.msg_r = job.jmsg_r = job.jctl_w = job.req_w = job.ans_r = -1
+        job.msg_r = job.jmsg_r = job.go_w = -1
         self.jobs_by_id.pop(job.token, None)
         self.jobs_by_id.pop("j" + job.token, None)
         if job.scratch is not None:

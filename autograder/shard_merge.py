@@ -1,7 +1,8 @@
 """The merge of shards: ``course merge OUT [SHARD_DIR...] [--shards N] [--wait]``.
 
-Finds the shard folders of one batch (:func:`complete_set`: the set of N asked for, else the
-complete one; folders of another N left aside with a note), waits for late ones (:func:`wait`),
+Finds the shard folders of one batch (:func:`complete_set`: the set of N asked for, else the set
+started last, when it is complete; folders of another N left aside with a note; an older complete
+set is never merged in place of an unfinished newer one), waits for late ones (:func:`wait`),
 and uses their rows only when every row checks out against the files and the grader now
 (:func:`check`: the seal, the grader's version, the assignment and each question's tests, one set
 of limits, the class as it is now and every row's notebook bytes). ShardError (exit 2) names the
@@ -51,6 +52,7 @@ class Found:
     body: dict | None = None       # the sealed body; None: unfinished, or not usable (``problem``)
     problem: str = ""
     failed: str = ""               # the exit code its last attempt failed with, when it failed for good
+    when: float = 0.0              # when the shard last started or finished (folder mtime, ``finished``)
 
 
 @dataclasses.dataclass
@@ -73,6 +75,18 @@ def find(out: Path, given: list[Path]) -> list[Path]:
 
 def read_folder(folder: Path) -> Found | None:
     """A shard folder's state; None when it is not a shard folder at all."""
+    found = _read_folder(folder)
+    if found is not None:
+        try:                       # a shard clears (or makes) its folder when it starts
+            found.when = folder.stat().st_mtime
+        except OSError:
+            pass
+        if found.body is not None:
+            found.when = max(found.when, float(found.body.get("finished", 0) or 0))
+    return found
+
+
+def _read_folder(folder: Path) -> Found | None:
     m = FOLDER_NAME.match(folder.name)
     path = folder / SHARD_FILE
     if not path.is_file():
@@ -101,19 +115,31 @@ def read_folder(folder: Path) -> Found | None:
 
 
 def pick(found: list[Found], n: int | None, given: bool) -> tuple[int, list[str]]:
-    """Which N to merge, and notes on the folders of other Ns left aside."""
+    """Which N to merge, and notes on the folders of other Ns left aside. Without ``n``: the set
+    started (or finished) last is the batch's own; when it is not complete, an older complete set is
+    last week's run (other limits, another gradebook), never merged in its place: ShardsMissing
+    names both (``--shards N`` merges one on purpose)."""
     ns = sorted({f.n for f in found if f.n > 0})
     if n is None:
         complete = [m for m in ns if {f.k for f in found if f.n == m and f.body} >= set(range(m))]
+        newest = max(ns, key=lambda m: max((f.when, float((f.body or {}).get("finished", 0) or 0))
+                                           for f in found if f.n == m)) if ns else None
         if len(ns) == 1:
             n = ns[0]
         elif given and ns:
             raise ShardError("the shard folders given are of different N: "
                              + ", ".join(str(f.folder) for f in found) + "; name the shards of one N")
+        elif newest in complete:
+            n = newest
         elif complete:
-            # the newest complete set (graded last) is the batch's own
-            n = max(complete, key=lambda m: max(f.body.get("finished", 0) for f in found
-                                                if f.n == m and f.body))
+            older = ", ".join(f"{m} ({', '.join(sorted(f.folder.name for f in found if f.n == m))})"
+                              for m in complete)
+            raise ShardsMissing(f"the shards started last, of {newest}, are not all done: missing "
+                                f"{', '.join(map(str, missing_of(found, newest)))}; the complete set of "
+                                f"{older} is older (an earlier run, maybe with other limits or gradebook) "
+                                f"and is not merged in its place: wait for the shards of {newest} (course "
+                                f"merge --wait), or merge the older set on purpose with --shards N; "
+                                "nothing was written")
         elif ns:
             lines = [f"  of {m}: missing {', '.join(map(str, missing_of(found, m)))}" for m in ns]
             raise ShardsMissing("no complete set of shards (course merge --shards N picks one):\n"
@@ -124,6 +150,17 @@ def pick(found: list[Found], n: int | None, given: bool) -> tuple[int, list[str]
     notes = [f"ignored {len(others)} shard folders of another N ({', '.join(others)}): the {n} shards "
              f"of this batch are complete"] if others else []
     return n, notes
+
+
+def _pick_gradebook(bodies: list[dict]) -> tuple[list | None, str]:
+    """The ``--gradebook`` (path, column) the shards of the set were graded with (None: none), and,
+    when they disagree, the line that says how (the merge then takes none from them)."""
+    books = [b["meta"].get("gradebook") or None for b in bodies]
+    if all(book == books[0] for book in books):
+        return books[0], ""
+    return None, ("the shards were graded with different gradebooks: " + "; ".join(
+        f"shard {b['shard']}: " + (f"{book[0]} column {book[1]!r}" if book else "none")
+        for b, book in zip(bodies, books, strict=True)))
 
 
 def missing_of(found: list[Found], n: int) -> list[int]:
@@ -313,27 +350,16 @@ def _meta(bodies: list[dict], by_k: dict[int, list[Result]], read_seconds: float
             f"shard {k} {m}" for k, m in sorted(modes.items())) + f"; the report names the weakest "
             f"({weakest})")
     first = bodies[0]["meta"]
+    book, conflict = _pick_gradebook(bodies)
     meta = {"workers": first.get("workers"), "mode": weakest, "cgroups": first.get("cgroups", "none"),
             "cgroups_note": first.get("cgroups_note", ""), "warnings": warnings,
             "wall_seconds": max(walls), "grader_peak_memory_mb": first.get("grader_peak_memory_mb"),
             "shards": shard_meta, "merge_read_seconds": round(read_seconds, 3)}
-    if first.get("gradebook"):
-        meta["gradebook"] = first["gradebook"]
+    if book:
+        meta["gradebook"] = book
+    if conflict:
+        meta["gradebook_conflict"] = conflict
     return meta
-
-
-def gradebook_of(out: Path, given: list[Path]) -> tuple[str, str | None] | None:
-    """The ``--gradebook`` (and column) the shards were graded with, from the first shard result
-    found; None when they had none (or none is there: the merge says so)."""
-    for f in find(out, given):
-        try:
-            doc = json.loads((f / SHARD_FILE).read_text(encoding="utf-8", errors="surrogatepass"))
-        except (OSError, ValueError):
-            continue
-        body = doc.get("body") if isinstance(doc, dict) else None
-        book = body.get("meta", {}).get("gradebook") if isinstance(body, dict) else None
-        return (book[0], book[1]) if book else None
-    return None
 
 
 def copy_figures(shard_dirs: list[Path], out: Path) -> None:

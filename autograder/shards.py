@@ -20,7 +20,8 @@ and every row's notebook bytes, read again from the submissions the shards grade
 not match makes the merge refuse, naming the rows and the shards to grade again; nothing is
 written. With a shard missing or unfinished it writes nothing (exit 1) and names them; with one
 failed for good (its pod wrote ``failed``) it stops and names it (exit 3). Shard folders of another
-N are ignored, with a note, when a complete set of the class's own is there. Then it writes into
+N are ignored, with a note, when the set started last is complete (an older complete set is never
+merged in place of an unfinished newer one). Then it writes into
 DIR, through the very functions one-machine grading uses (:func:`autograder.api.write_outputs`),
 what one-machine grading writes; ``course merge`` (:mod:`instructor.grade`) then gives the hand
 grades back and writes the LMS import, whose rules (one grade per student, held rows) see the

@@ -15,7 +15,7 @@ what the exercise may not use. Both come from the notebook's grading folder: the
   PyTorch functions a "by hand" question lists).
 
 ``python -m autograder.shortcuts NN_name [NAME...]`` grades them through the real ``course grade``
-and prints each answer's points against its cap (autograder/tests/test_shortcuts.py does it for every
+and prints each answer's points against its cap (tests/autograder/test_shortcuts.py does it for every
 notebook, and for a sample on the Gradescope zip and ``course nbgrader``).
 """
 from __future__ import annotations

@@ -36,6 +36,7 @@ def result(job: Job, asg: Assignment, memory: float) -> Result:
         res.traffic = {"requests": int(done.get("requests", 0)),
                        "answer_bytes": int(done.get("bytes", 0)),
                        "test_seconds": float(done.get("seconds", 0.0))}
+    res.phases = phases(job, res.seconds)
     res.tests_ran = job.done and not zero
     res.output = str(cd.get("output", ""))[:70000]
     res.answers = job.info.get("answers", {})
@@ -98,6 +99,22 @@ def cell_outputs(answers: dict, marks: list, output: str) -> dict[int, str]:
                 text += "\n[output cut: the notebook printed too much]"
             out[cell] = text[:6000]
     return out
+
+
+def phases(job: Job, seconds: float) -> dict[str, float]:
+    """Where a submission's wall time went, for timings.json (seconds; empty unless every phase
+    happened): starting its sandbox (its cgroup, the fork, namespaces and new root), running its
+    cells, starting its tests once they had run (its judge, started beside the cells, reads the
+    notebook and the rules meanwhile), the tests (as the judge timed them), and the clean-up (its
+    processes ending and reaped, its cgroup removed, its row assembled)."""
+    marks = [job.started, job.ready_at, job.cells_done_at, job.judge_done_at]
+    tests = (job.judge_done or {}).get("seconds")
+    if any(m is None for m in marks) or type(tests) not in (int, float):
+        return {}
+    started, ready, cells_done, judge_done = marks
+    return {"sandbox_start": round(ready - started, 4), "cells": round(cells_done - ready, 4),
+            "judge_start": round(max(judge_done - cells_done - tests, 0.0), 4), "tests": round(tests, 4),
+            "cleanup": round(started + seconds - judge_done, 4)}
 
 
 def status(job: Job, asg: Assignment, memory: float) -> tuple[str, bool]:

@@ -18,8 +18,8 @@ Gradescope's defaults are 0.5 vCPU, 768 MB and 10 minutes; this machine is not t
 
 With ``--degenerate`` it grades every degenerate answer of the notebooks (:mod:`autograder.degenerate`)
 through the zip instead and prints each one's points against its cap; exit status 1 if any keeps
-more (tests/test_gradescope_zip.py runs a sample of them). With ``--parity`` it grades the solution,
-the blank and every mutant (autograder/assignments/NN_name/mutants/) through the zip and through
+more (tests/instructor/test_gradescope_zip.py runs a sample of them). With ``--parity`` it grades the
+solution, the blank and every mutant (autograder/assignments/NN_name/mutants/) through the zip and through
 ``course grade`` and prints every submission whose points differ on any question; exit status 1 if one does.
 
 With ``--limits FILE`` (default: all nine notebooks) it measures what Gradescope's *Autograder
@@ -240,7 +240,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--zips", type=Path, default=BUILD, help="folder of NN_name-autograder.zip")
     p.add_argument("--notebook", choices=["solution", "blank"], default="solution")
     p.add_argument("--no-namespaces", action="store_true",
-                   help="refuse new namespaces as Docker's default seccomp does (tests/no_namespaces.py)")
+                   help="refuse new namespaces as Docker's default seccomp does "
+                        "(tests/support/no_namespaces.py)")
     p.add_argument("--parity", action="store_true",
                    help="the solution, blank and every mutant through the zip and through course grade")
     p.add_argument("--degenerate", action="store_true",

@@ -34,8 +34,8 @@ REPO = Path(__file__).resolve().parents[1]
 BASE = "localhost/course-base:bookworm"
 IMAGE = "localhost/course-grader:bench"
 PODMAN = ["podman", "--storage-driver", "vfs"]
-TOY = REPO / "autograder" / "tests" / "fixtures" / "00_toy"
-ANSWERS = ("solutions", "autograder/build", "nbgrader", "autograder/tests")
+TOY = REPO / "tests" / "support" / "fixtures" / "00_toy"
+ANSWERS = ("solutions", "autograder/build", "nbgrader", "tests")
 
 
 def step(name: str, cmd: list[str], found: dict, **kw) -> subprocess.CompletedProcess:

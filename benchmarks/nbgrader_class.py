@@ -1,6 +1,6 @@
 """A class of nbgrader submissions, for the tests and the benchmark that grade one through nbgrader's
-real commands (tests/test_nbgrader_grading.py, benchmarks/nbgrader_grading.py): the master's answers
-written into a released notebook, mutants of it, where `nbgrader collect` puts a submission, and
+real commands (tests/instructor/test_nbgrader_grading.py, benchmarks/nbgrader_grading.py): the master's
+answers written into a released notebook, mutants of it, where `nbgrader collect` puts a submission, and
 `nbgrader export`'s CSV read back.
 """
 from __future__ import annotations

@@ -10,7 +10,7 @@ answers spread over the questions and one alternative right answer) as nbgrader 
 runs `nbgrader autograde` once per notebook and `nbgrader export` once; then grades the same answers
 in Otter's form with `course grade --workers 1` and `--workers 2`. It prints, per notebook and
 submission, the points per question of both (and whether they agree), then the seconds per
-submission of each grader. The last line is one JSON object. tests/test_nbgrader_grading.py runs
+submission of each grader. The last line is one JSON object. tests/instructor/test_nbgrader_grading.py runs
 the same comparison (`grade_both`) as a test.
 """
 from __future__ import annotations

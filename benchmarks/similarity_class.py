@@ -1,6 +1,6 @@
 """A class of 08_causal submissions for the similarity flags (autograder/similarity.py): honest
 students built from independently written correct answers, and copies disguised as students disguise
-them. Used by autograder/tests/test_similarity.py (graded through `course grade`) and by
+them. Used by tests/instructor/test_similarity.py (graded through `course grade`) and by
 benchmarks/similarity.py (the library comparison and the timing of a class of 300).
 
 Every answer below is a correct answer written on its own: the mutation suite's `ok_` variants of

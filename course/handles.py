@@ -199,6 +199,21 @@ class Transport:
             raise StudentError("malformed answer")
         return self.wrap(answer["value"], root)
 
+    def lookup(self, names: list[str], reset: bool = False) -> tuple[dict[str, Any], list[str]]:
+        """Several notebook names in one request, as ``request("global", name, name=name)`` gives
+        each (plain data, or a handle rooted at that name), and the names that are not there (or
+        could not be sent); with ``reset``, every handle given out before is forgotten first (the
+        last check's). Raises StudentError when the request as a whole fails."""
+        answer = self.request("globals", names=list(names), reset=reset)
+        if type(answer) is not dict or type(answer.get("found")) is not dict \
+                or type(answer.get("missing")) is not list:
+            raise StudentError("malformed answer")
+        found = {n: _rooted(v, n) for n, v in answer["found"].items() if n in names}
+        missing = [n for n in answer["missing"] if n in names]
+        if set(found) | set(missing) != set(names):
+            raise StudentError("malformed answer")
+        return found, missing
+
     def wrap(self, value: Any, root: str = "") -> Any:
         if isinstance(value, wire.Ref):
             if value.kind != "handle":
@@ -239,6 +254,17 @@ def _given_piece_failed(fn: Any, swaps: dict, args: Any, kwargs: Any, exc: Excep
         return (f"your code called {name}({called}), but the {name} this check uses is "
                 f"{name}{signature}: {text}")
     return f"your code called {name}({called}) and it failed with {type(exc).__name__}: {text}"
+
+
+def _rooted(value: Any, root: str) -> Any:
+    """``value`` with its handles named after the notebook name ``root`` (see :meth:`Handle.name`)."""
+    if isinstance(value, Handle):
+        return Handle(value._t, value._ref, value._path, root)
+    if type(value) in (list, tuple):
+        return type(value)(_rooted(v, root) for v in value)
+    if type(value) is dict:
+        return {k: _rooted(v, root) for k, v in value.items()}
+    return value
 
 
 def _deep(value: Any, ref_of: Any) -> Any:

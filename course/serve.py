@@ -12,6 +12,7 @@ it runs inside the process that ran your notebook, and the checks run in the gra
 Requests (a dict; ``target`` is ``[handle, *path]``, a path step an attribute name or an index):
 
     global  name                   a notebook variable: plain data, or a handle to the object
+    globals names [reset]          several at once (after forgetting every handle, with reset)
     given   name                   a name of the ``course`` package (``NoTalking``, ``stories.GetBatch``)
     call    target args kwargs     call it; ``seed`` seeds the random numbers first
     vjp     target args kwargs cotangent   call with gradients on, backward with the cotangent
@@ -27,6 +28,7 @@ Any request may carry ``swap`` ({name: callback}: notebook globals replaced whil
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import random
@@ -264,6 +266,29 @@ class Server:
             raise NameError(f"name {name!r} is not defined in the notebook")
         return self.env[name]
 
+    def _op_globals(self, request: dict) -> Any:
+        """Several notebook names at once (what one check is handed): {"found": {name: value},
+        "missing": [names not defined, or whose value could not be sent]}; each name fares as it
+        would alone. With ``reset``, the handles given out so far are forgotten first."""
+        names = request.get("names")
+        if type(names) is not list or len(names) > 64 or \
+                not all(type(n) is str and n.isidentifier() for n in names):
+            raise RequestError("bad names")
+        if request.get("reset") is True:
+            self._op_reset(request)
+        found, missing = {}, []
+        for name in names:
+            if name not in self.env:
+                missing.append(name)
+                continue
+            try:                  # a value that cannot cross fails alone, not every name beside it
+                wire.encode({"value": self.env[name]}, _probe)
+            except (wire.WireError, TypeError, ValueError, RecursionError):
+                missing.append(name)
+                continue
+            found[name] = self.env[name]
+        return {"found": found, "missing": missing}
+
     def _op_given(self, request: dict) -> Any:
         name = request.get("name")
         parts = name.split(".") if type(name) is str else []
@@ -375,6 +400,11 @@ class Server:
 
 
 _MISSING = object()
+
+
+def _probe(obj: Any) -> wire.Ref:
+    """A stand-in reference, to try whether a value can be sent (nothing is kept)."""
+    return wire.Ref("handle", 0)
 _forks = [0]                                    # os.fork()s in this process (DataLoader workers, ...)
 
 
@@ -456,12 +486,33 @@ def _text(exc: BaseException) -> str:
 
 def _seed(seed: int) -> None:
     random.seed(seed)
-    torch.manual_seed(seed)
+    seed_torch(seed)
     try:
         import numpy as np
         np.random.seed(seed % 2**32)
     except ImportError:
         pass
+
+
+def seed_torch(seed: int) -> None:
+    """``torch.manual_seed(seed)``. Where torch has no device but the CPU, only the CPU's generator is
+    seeded (the same numbers): ``torch.manual_seed`` also queues the seed for a CUDA device not yet
+    started, writing down a stack trace each time, which costs about a millisecond per request."""
+    if _cpu_only():
+        torch.default_generator.manual_seed(seed)
+    else:
+        torch.manual_seed(seed)
+
+
+@functools.lru_cache(maxsize=1)
+def _cpu_only() -> bool:
+    """No CUDA, MPS, XPU, MTIA or custom device in this process (asked once, after the fork)."""
+    try:
+        others = [torch.cuda.is_available(), torch.backends.mps.is_available(), torch.xpu.is_available(),
+                  torch.mtia.is_available(), hasattr(torch, torch._C._get_privateuse1_backend_name())]
+    except Exception:
+        return False
+    return not any(others)
 
 
 def _rng_state() -> tuple:

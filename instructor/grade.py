@@ -119,7 +119,7 @@ def merge_main(argv: list[str] | None = None) -> int:
     p.add_argument("--gradebook", type=Path, default=None, help="as for course grade")
     p.add_argument("--gradebook-column", default=None, metavar="TEXT", help="as for course grade")
     p.add_argument("--shards", type=int, default=None, metavar="N",
-                   help="merge the N shards OUT/shards/K-of-N (default: the complete set there)")
+                   help="merge the N shards OUT/shards/K-of-N (default: the set started last, once complete)")
     p.add_argument("--wait", action="store_true",
                    help="while shards are missing or unfinished, try again every --poll seconds; stop "
                         "(exit 3) when one failed for good (as the Kubernetes merge Job runs it)")
@@ -133,11 +133,20 @@ def merge_main(argv: list[str] | None = None) -> int:
         except shards.ShardError as exc:
             print(f"course merge: {exc}", file=sys.stderr)
             return exc.exit_code
+    try:
+        merged = api.load_merge(out=args.out, shard_dirs=args.shard_dirs, assignment=args.assignment,
+                                n=args.shards)
+    except GradingError as exc:
+        print(f"course merge: {exc}", file=sys.stderr)
+        return exc.exit_code
     gradebook = None if args.gradebook is None else Gradebook(args.gradebook, args.gradebook_column)
-    if gradebook is None:                  # the shards' own --gradebook
-        found = shard_merge.gradebook_of(args.out.resolve(), args.shard_dirs)
-        if found is not None:
-            gradebook = Gradebook(Path(found[0]), args.gradebook_column or found[1])
+    if gradebook is None and merged.meta.get("gradebook_conflict"):
+        print(f"course merge: {merged.meta['gradebook_conflict']}: name the gradebook (and column) with "
+              "--gradebook, or grade the shards again with one; nothing was written", file=sys.stderr)
+        return 2
+    if gradebook is None and merged.meta.get("gradebook"):     # the merged shards' own --gradebook
+        found = merged.meta["gradebook"]
+        gradebook = Gradebook(Path(found[0]), args.gradebook_column or found[1])
     names: StudentNames = NO_NAMES
     if gradebook is not None:              # names in the report, as course grade puts them there
         try:
@@ -146,8 +155,8 @@ def merge_main(argv: list[str] | None = None) -> int:
             print(f"course merge: {exc}", file=sys.stderr)
             return 2
     try:
-        outcome = api.merge(out=args.out, shard_dirs=args.shard_dirs, assignment=args.assignment,
-                            n=args.shards, similarity=not args.no_similarity, student_names=names)
+        outcome = api.write_merge(merged, out=args.out, similarity=not args.no_similarity,
+                                  student_names=names)
     except GradingError as exc:
         print(f"course merge: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -11,50 +11,37 @@
   ("See attached file") to that user's submission when the attachment is one of that submission's
   files; any other file is listed as ignored. So the name keeps exactly the download's numbers, and
   nothing else in it is all digits.
-- **Moodle**: the grading worksheet's "Feedback comments" column (:func:`instructor.lms.render`),
+- **Held students get no feedback file.** A student whose grade the LMS import holds for the
+  instructor (:func:`instructor.lms.graded_rows`: rows whose points differ, code the rules flagged,
+  another week's notebook, an unreadable upload) has no file in the zip: their feedback carries the
+  points the import holds, and a comment on their submission would hand them over. The terminal
+  lists them, as the import does; hand their feedback back once their grade is decided.
+- **Moodle**: the grading worksheet's "Feedback comments" column (:func:`instructor.lms.render`,
+  :func:`instructor.lms.comments_by_file`),
   filled with the feedback's HTML for every student whose grade is filled in: Moodle's
   offline-grading import (``assignfeedback_offline``) gives each column named after a feedback
   plugin's editor field to that plugin, and the comments plugin (``assignfeedback_comments``:
   ``get_editor_fields`` is ``comments`` => "Feedback comments", ``set_editor_text`` stores the text
   with ``FORMAT_HTML``) keeps it as HTML.
 
-Both are computed from the feedback files as they are about to be written (``pending``), so that
-``course manual`` writes them with everything else, all or nothing.
+Both are computed from the feedback files (and grades.csv) as they are about to be written
+(``pending``), so that ``course manual`` writes them with everything else, all or nothing.
 """
 from __future__ import annotations
 
+import csv
 import io
-import json
 import re
 import zipfile
 from pathlib import Path, PurePosixPath
 
-from autograder import feedback
-from autograder.inputs import CANVAS
+from autograder.inputs import CANVAS, lms_id
+
+from . import lms
 
 CANVAS_ZIP = "canvas_feedback.zip"
 CANVAS_PREFIX = re.compile(r"^([^/_]+_(?:late_)?(\d+)_(\d+))_", re.IGNORECASE)
 ZIP_TIME = (2020, 1, 1, 0, 0, 0)         # the same feedback always gives the same bytes
-
-
-def rows(out: Path) -> list[tuple[str, str]]:
-    """(row name, stem) of every graded row in ``out/results``."""
-    found = []
-    for p in sorted((out / "results").glob("*.json")):
-        try:
-            found.append((str(json.loads(p.read_text(encoding="utf-8"))["file"]), p.stem))
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-    return found
-
-
-def _read(path: Path, pending: dict[Path, bytes]) -> bytes | None:
-    if path in pending:
-        return pending[path]
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
 
 
 def _fresh(pdf: Path, page: Path, pending: dict[Path, bytes]) -> bool:
@@ -85,17 +72,32 @@ def canvas_prefix(file: str) -> str | None:
     return None
 
 
-def canvas_zip(out: Path, pending: dict[Path, bytes] | None = None) -> tuple[Path, bytes, list[str]] | None:
-    """The zip for Canvas's Re-Upload Submissions, its bytes and the line to print; None when no
-    row is named as Canvas names them."""
+def held_students(out: Path, pending: dict[Path, bytes | Path]) -> set[lms.Student]:
+    """The students whose grade the LMS import holds (:func:`instructor.lms.graded_rows`), from
+    grades.csv as it is about to be written; raises :class:`instructor.lms.GradebookError` when it
+    cannot be read (then nobody's feedback can be known to be certain)."""
+    data = lms.pending_bytes(out / "grades.csv", pending) if out / "grades.csv" in pending else None
+    table = None if data is None else list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
+    return set(lms.graded_rows(out, table)[3])
+
+
+def canvas_zip(out: Path, pending: dict[Path, bytes | Path] | None = None
+               ) -> tuple[Path, bytes, list[str]] | None:
+    """The zip for Canvas's Re-Upload Submissions, its bytes and the lines to print; None when no
+    row is named as Canvas names them. Held students' rows are left out and listed."""
     pending = pending or {}
+    held = held_students(out, pending)
     entries: list[tuple[str, bytes]] = []
+    left_out: list[str] = []
     used: set[str] = set()
-    for file, stem in rows(out):
+    for file, stem in lms.feedback_rows(out):
         prefix = canvas_prefix(file)
+        if prefix is not None and lms_id(file) in held:
+            left_out.append(file)
+            continue
         page, pdf = out / "feedback" / f"{stem}.html", out / "feedback" / f"{stem}.pdf"
         ext = ".pdf" if prefix and _fresh(pdf, page, pending) else ".html"
-        data = _read(pdf if ext == ".pdf" else page, pending) if prefix else None
+        data = lms.pending_bytes(pdf if ext == ".pdf" else page, pending) if prefix else None
         if prefix is None or data is None:
             continue
         name, k = f"{prefix}_feedback{ext}", 2
@@ -103,7 +105,10 @@ def canvas_zip(out: Path, pending: dict[Path, bytes] | None = None) -> tuple[Pat
             name, k = f"{prefix}_feedback-{k}{ext}", k + 1
         used.add(name.lower())
         entries.append((name, data))
-    if not entries:
+    students = count(len({lms_id(f) for f in left_out}), "student")
+    kept_back = [f"HELD from {CANVAS_ZIP}: the feedback of {students} whose grade is held (see HELD) is "
+                 "left out, to hand back once you decide it: " + ", ".join(left_out)] if left_out else []
+    if not entries and not left_out:
         return None
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
@@ -113,7 +118,8 @@ def canvas_zip(out: Path, pending: dict[Path, bytes] | None = None) -> tuple[Pat
     return dest, buf.getvalue(), [f"{dest}: {count(len(entries), 'file')} for "
                                   f"{count(len({canvas_reads(n)[0] for n, _d in entries}), 'student')}"
                                   ", to hand back with Canvas's Submissions -> Re-Upload Submissions "
-                                  "(each file becomes a comment on that student's submission)"]
+                                  "(each file becomes a comment on that student's submission)"
+                                  ] + kept_back
 
 
 def count(n: int, what: str) -> str:
@@ -121,20 +127,13 @@ def count(n: int, what: str) -> str:
     return f"{n} {what}{'' if n == 1 else 's'}"
 
 
-def comments_by_file(out: Path, pending: dict[Path, bytes] | None = None) -> dict[str, str]:
-    """{row name: its feedback as HTML, without the page around it}: Moodle's "Feedback comments"."""
-    pending = pending or {}
-    found = {}
-    for file, stem in rows(out):
-        data = _read(out / "feedback" / f"{stem}.md", pending)
-        if data is not None:
-            found[file] = feedback.body_html(data.decode("utf-8", errors="replace")).strip()
-    return found
-
-
 def write(out: Path) -> list[str]:
     """Write ``out/canvas_feedback.zip`` (when rows are named by Canvas); the lines to print."""
-    made = canvas_zip(out)
+    try:
+        made = canvas_zip(out)
+    except lms.GradebookError as exc:           # who is held cannot be known: no feedback goes back
+        (out / CANVAS_ZIP).unlink(missing_ok=True)
+        return [f"no {CANVAS_ZIP} written: {exc}"]
     if made is None:
         return []
     dest, data, lines = made

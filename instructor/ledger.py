@@ -27,6 +27,7 @@ copied in when the database is made, and the file is renamed ``hand_grades.json.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -110,8 +111,22 @@ class Item:
 
 
 def clamp(total: float, most: float | None) -> float:
-    """A rubric's sum as a grade: never below 0, never above the question's points."""
+    """A rubric's sum as a grade: never below 0, never above the question's points; 0 for a sum
+    that is no number (an infinite item's: NaN is no full marks)."""
+    if not math.isfinite(total):
+        return 0.0
     return max(0.0, total if most is None else min(most, total))
+
+
+def finite(points: float) -> float:
+    """An item's points: a finite number, else :class:`LedgerError`."""
+    try:
+        value = float(points)
+    except (TypeError, ValueError):
+        raise LedgerError(f"{points!r} is not a number of points") from None
+    if not math.isfinite(value):
+        raise LedgerError(f"{points!r} is not a number of points (it must be finite)")
+    return value
 
 
 class Ledger:
@@ -129,10 +144,26 @@ class Ledger:
         except sqlite3.Error as exc:
             raise LedgerError(f"{self.path} cannot be opened ({exc}): nothing changed; restore it from "
                               "a backup or move it away") from None
-        self.maxima = _maxima(out)
+        self._maxima: tuple[tuple, dict[str, float]] = ((), {})
+        _ = self.maxima                 # read now: a re-grade may remove questions.json for a while
         self.made = made                # made just now: a change that is not kept leaves no database
         if made:
             self._migrate()
+
+    @property
+    def maxima(self) -> dict[str, float]:
+        """Each hand-graded question's points as ``questions.json`` says now (a re-grade may have
+        changed them while a server runs)."""
+        try:
+            st = (self.out / "questions.json").stat()
+        except OSError:
+            return self._maxima[1]          # a re-grade is writing it: the points last read
+        stamp = (st.st_mtime_ns, st.st_size)
+        if stamp != self._maxima[0]:
+            found = _maxima(self.out)
+            if found or not self._maxima[1]:
+                self._maxima = (stamp, found)
+        return self._maxima[1]
 
     @classmethod
     def existing(cls, out: Path) -> Ledger | None:
@@ -208,8 +239,12 @@ class Ledger:
         return found
 
     def grade(self, answer: Answer, items: dict[int, Item] | None = None) -> float | None:
-        """The answer's points: typed, else its items' sum clamped; None when not graded."""
+        """The answer's points: typed, else its items' sum clamped; None when not graded, or when the
+        points typed are no longer within the question's (its points were lowered since)."""
         if answer.points is not None:
+            most = self.maxima.get(answer.key[2])
+            if not 0 <= answer.points <= (math.inf if most is None else most + 1e-9):
+                return None
             return float(answer.points)
         if not answer.items:
             return None
@@ -229,7 +264,7 @@ class Ledger:
                 if a.comment:
                     out[key] = {**base, "comment": a.comment}
                 continue
-            points = self.grade(a, items)
+            points = a.points if a.points is not None else self.grade(a, items)   # over the maximum: listed
             if points is not None:
                 notes = [f"{_signed(items[i].points)}: {items[i].text}" for i in a.items if i in items]
                 out[key] = {**base, "points": points, "notes": notes + ([a.comment] if a.comment else [])}
@@ -242,6 +277,18 @@ class Ledger:
                 "before": json.loads(r[5]) if r[5] else None, "after": json.loads(r[6]) if r[6] else None}
                for r in rows]
         return out if key is None else [h for h in out if h["key"] == json.loads(json.dumps(key))]
+
+    def last_change(self) -> int:
+        """The number of the ledger's latest change (0: none yet): what ``manual.csv`` remembers."""
+        return int(self.db.execute("SELECT COALESCE(MAX(id), 0) FROM history").fetchone()[0])
+
+    def changed_since(self, key: Key, since: int, but: str, history: list[dict] | None = None) -> list[dict]:
+        """The changes after change number ``since`` to the answer ``key`` or to a rubric item
+        applied to it, made by anyone but ``but`` (``history``: :meth:`history`, read once)."""
+        items = set(self.answer(key).items)
+        return [h for h in (self.history() if history is None else history)
+                if h["id"] > since and h["who"] != but and
+                (h["key"] == list(key) or (h["what"].startswith("item") and h["key"] in items))]
 
     # ------------------------------------------------------------ changing
 
@@ -276,6 +323,7 @@ class Ledger:
 
     def add_item(self, question: str, points: float, text: str, who: str) -> Item:
         text = " ".join(text.split())                 # one line: it is a line of the feedback
+        points = finite(points)
         if not text:
             raise LedgerError("a rubric item needs a text")
         position = 1 + max([i.position for i in self.items(question)] + [0])
@@ -303,7 +351,7 @@ class Ledger:
             if used:
                 raise LedgerError(f"rubric item {before.position} is applied to {used} answers: take it off "
                                   "them first (or change its points or text)")
-        after = Item(before.id, before.question, before.points if points is None else float(points),
+        after = Item(before.id, before.question, before.points if points is None else finite(points),
                      before.text if text is None else " ".join(text.split()), before.position,
                      before.version + 1, delete)
         if not after.text:

@@ -35,6 +35,12 @@ failed upload is just as uncertain). So is a student with a row
 whose code the rules flagged (``suspicious code: ...``): its points wait for a person to read the code
 (the Gradescope zip holds the same total, :func:`autograder.gradescope.results_json`).
 
+**No cell runs as a formula.** The gradebook's own cells (a student's name, SIS login, section) are
+copied through :func:`autograder.csvcells.text_cell`, so ``=HYPERLINK(...)`` opens as text in a
+spreadsheet, except those the LMS reads back: Canvas's ``ID`` (its importer finds the student by it)
+and Moodle's ``Identifier``, ``Grade``, ``Last modified (grade)`` and ``Feedback comments``
+(``assignfeedback_offline_grade_importer``): an escaped name changes no match.
+
 The grading run's ``--gradebook`` and ``--gradebook-column`` are kept in ``DIR/lms.json``
 (:func:`remember`), so that ``course manual DIR FILLED.csv`` refreshes the import without being
 told again (:func:`remembered`).
@@ -49,11 +55,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder.csvcells import CsvRowError, cell_text, csv_text, read_spreadsheet, read_table
+from autograder import feedback
+from autograder.csvcells import CsvRowError, cell_text, csv_text, read_spreadsheet, read_table, text_cell
 from autograder.inputs import MAX_STUDENT_NOTEBOOKS, lms_id
 from autograder.report import is_flagged, is_unreadable, is_wrong_notebook
-
-from . import handback
 
 TITLE_AND_ID = re.compile(r"^(.*)\s\((\d+)\)$")
 NON_ASSIGNMENT = re.compile(r"Current Score|Current Points|Current Grade|Final Score|Final Points|"
@@ -62,6 +67,8 @@ SPECIAL_ROW = re.compile(r"^\s*(Muted|Manual Posting.*)?\s*$", re.IGNORECASE)
 PARTICIPANT = re.compile(r"(\d+)\s*$")
 NOT_GRADED = "not graded"               # the status of a row over the per-student cap (inputs)
 FEEDBACK_COMMENTS = "Feedback comments"   # Moodle's worksheet column of the comments feedback plugin
+# the worksheet columns Moodle's import reads back (assignfeedback_offline_grade_importer): kept as they are
+MOODLE_READS = {"Identifier", "Grade", "Last modified (grade)", FEEDBACK_COMMENTS}
 
 
 class GradebookError(ValueError):
@@ -164,10 +171,10 @@ Student = tuple[str, str]               # (lms, id)
 
 
 def graded_rows(out: Path, table: list[list[str]] | None = None
-                ) -> tuple[dict[Student, tuple[float, str]], list[str], dict, list[str]]:
+                ) -> tuple[dict[Student, tuple[float, str]], list[str], dict, dict[Student, str]]:
     """From ``out/grades.csv`` (or ``table``, its rows as they are about to be written): {(lms, id):
-    (points, file)} to export, notes, questions.json, and the students held for the instructor
-    (:func:`one_grade`), one line each."""
+    (points, file)} to export, notes, questions.json, and {(lms, id): one line} of the students held
+    for the instructor (:func:`one_grade`)."""
     try:
         spec = json.loads((out / "questions.json").read_text(encoding="utf-8"))
         table = read_table(out / "grades.csv") if table is None else table
@@ -220,13 +227,13 @@ def graded_rows(out: Path, table: list[list[str]] | None = None
                 partial.append(file)
         students[found].append((points, file))
     chosen: dict[Student, tuple[float, str]] = {}
-    held: list[str] = []
+    held: dict[Student, str] = {}
     for who in sorted(set(students) | set(not_graded) | set(wrong) | set(flagged) | set(unreadable)):
         grade = (None if who in wrong or who in flagged or who in unreadable
                  else one_grade(students.get(who, []), not_graded.get(who, [])))
         if grade is None:
-            held.append(held_line(who, students.get(who, []), not_graded.get(who, []),
-                                  wrong.get(who, []), flagged.get(who, []), unreadable.get(who, [])))
+            held[who] = held_line(who, students.get(who, []), not_graded.get(who, []),
+                                  wrong.get(who, []), flagged.get(who, []), unreadable.get(who, []))
         else:
             chosen[who] = grade
     if no_id:
@@ -288,10 +295,10 @@ def render(out: Path, gradebook: Path, column: str | None = None,
     print); ``table``: grades.csv's rows as they are about to be written, ``pending``: other files
     about to be written (the feedback that goes into Moodle's "Feedback comments")."""
     gb = read_gradebook(gradebook)
-    best, notes, spec, held = graded_rows(out, table)
+    best, notes, spec, held_by = graded_rows(out, table)
     possible = float(spec["auto_points"]) + sum(float(q["points"]) for q in spec["questions"] if q["manual"])
     mine = {i: v for (kind, i), v in best.items() if kind == gb.kind}
-    held = [line for line in held if line.startswith(gb.kind + " ")]
+    held = [line for (kind, _i), line in held_by.items() if kind == gb.kind]
     other = [v[1] for (kind, _i), v in best.items() if kind != gb.kind]
     if other:
         notes.append(f"{len(other)} rows are named as another LMS names them, left out (e.g. {other[0]})")
@@ -301,7 +308,7 @@ def render(out: Path, gradebook: Path, column: str | None = None,
         dest = out / "canvas_import.csv"
         what = f"column {gb.header[col].strip()!r}"
     else:
-        rows_out, filled, seen = _moodle(gb, mine, possible, notes, handback.comments_by_file(out, pending))
+        rows_out, filled, seen = _moodle(gb, mine, possible, notes, comments_by_file(out, pending))
         dest = out / "moodle_import.csv"
         what = "column 'Grade'"
     missing = sorted(set(mine) - seen)
@@ -313,6 +320,39 @@ def render(out: Path, gradebook: Path, column: str | None = None,
     return dest, data, [f"{dest}: {filled} students' {what} filled in; import it into "
             f"{'Canvas (Grades -> Import)' if gb.kind == 'canvas' else 'Moodle (Upload grading worksheet)'}"
             ] + [f"note: {n}" for n in notes] + held_lines(held)
+
+
+def feedback_rows(out: Path) -> list[tuple[str, str]]:
+    """(row name, stem) of every graded row in ``out/results``: whose ``feedback/<stem>.*`` it is."""
+    found = []
+    for p in sorted((out / "results").glob("*.json")):
+        try:
+            found.append((str(json.loads(p.read_text(encoding="utf-8"))["file"]), p.stem))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return found
+
+
+def pending_bytes(path: Path, pending: dict[Path, bytes | Path]) -> bytes | None:
+    """``path``'s bytes as they are about to be written (``pending``: bytes, or a temporary file
+    already written beside it), else as they are; None when there are none."""
+    data = pending.get(path, path)
+    if isinstance(data, bytes):
+        return data
+    try:
+        return data.read_bytes()
+    except OSError:
+        return None
+
+
+def comments_by_file(out: Path, pending: dict[Path, bytes | Path] | None = None) -> dict[str, str]:
+    """{row name: its feedback as HTML, without the page around it}: Moodle's "Feedback comments"."""
+    found = {}
+    for file, stem in feedback_rows(out):
+        data = pending_bytes(out / "feedback" / f"{stem}.md", pending or {})
+        if data is not None:
+            found[file] = feedback.body_html(data.decode("utf-8", errors="replace")).strip()
+    return found
 
 
 def held_lines(held: list[str]) -> list[str]:
@@ -408,7 +448,7 @@ def _canvas(gb: Gradebook, col: int, mine: dict, possible: float,
         students = True
         if sid in mine:
             seen.add(sid)
-            new = cut(row)
+            new = [cell if i == gb.id_col else text_cell(cell) for i, cell in enumerate(cut(row))]
             new[-1] = fmt(mine[sid][0])
             if "Points Possible" in new[0]:    # Canvas's importer would read it as its points row
                 new[0] = new[0].replace("Points Possible", "Points_Possible")
@@ -423,7 +463,7 @@ def _moodle(gb: Gradebook, mine: dict, possible: float, notes: list[str],
             comments: dict[str, str] | None = None) -> tuple[list[list[str]], int, set[str]]:
     """The worksheet with ``Grade`` filled for the students in ``mine`` and, where the worksheet has
     the column (the assignment's feedback comments are on), ``Feedback comments`` with their
-    feedback as HTML (``comments``: {row name: HTML}; :mod:`instructor.handback`)."""
+    feedback as HTML (``comments``: {row name: HTML}; :func:`comments_by_file`)."""
     comments = comments or {}
     header = [h.strip() for h in gb.header]
     comment_col = header.index(FEEDBACK_COMMENTS) if FEEDBACK_COMMENTS in header else -1
@@ -435,7 +475,8 @@ def _moodle(gb: Gradebook, mine: dict, possible: float, notes: list[str],
     filled = 0
     warned = False
     for row in gb.rows[1:]:
-        row = row + [""] * (len(gb.header) - len(row))
+        row = [cell if i < len(header) and header[i] in MOODLE_READS else text_cell(cell)
+               for i, cell in enumerate(row + [""] * (len(gb.header) - len(row)))]
         m = PARTICIPANT.search(row[gb.id_col])
         pid = str(int(m.group(1))) if m else ""
         if pid in mine:

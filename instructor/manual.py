@@ -9,9 +9,12 @@ was given (``DIR/lms.json``, :func:`instructor.lms.remembered`). A blank cell le
 a blank comment that comment) as it was, so several people can fill in parts and merge in turn.
 
 **All or nothing.** Everything is checked and computed first (the filled-in CSV, the gradebook and
-its column); then every file is written to a temporary file beside it, and only when all are
-written are they renamed into place. On any mistake nothing in DIR changes, the exit code is 1
-(2 for a gradebook that cannot be filled in) and the message says where the mistake is.
+its column); then every file is written to a temporary file beside it, then the ledger's change is
+committed, and only then are the files renamed into place. On any mistake before the commit nothing
+in DIR changes, the exit code is 1 (2 for a gradebook that cannot be filled in) and the message
+says where the mistake is. A rename that fails after it (a file held by another program) leaves
+the ledger, the source of truth, with the change, and the message names the files still as they
+were and says to write them again with ``course mark DIR --export`` (:class:`StaleFiles`).
 
 **The ledger** (``DIR/hand_grades.sqlite``, :mod:`instructor.ledger`) is never removed by ``course
 grade``. Each hand grade in it belongs to a submission's content (SHA-256 of the notebook's bytes as
@@ -21,8 +24,8 @@ several TAs at once), so a CSV and the browser are two ways into one set of grad
 left as ``manual.csv`` was pre-filled is no change, and everything this command writes comes
 from the ledger. ``course grade --out DIR`` into a folder with a ledger gives every hand grade
 back to the row with the same content (:func:`reapply`) and lists, never drops, those whose
-notebook changed since they were given. The ledger's change is committed only once every file is
-written.
+notebook changed since they were given. The ledger's change is committed once every file is
+written beside its place, before they are renamed into place.
 """
 from __future__ import annotations
 
@@ -31,7 +34,9 @@ import hashlib
 import json
 import math
 import os
+import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import feedback, handgrading
@@ -60,6 +65,11 @@ WHO = "course manual"
 
 class ManualError(ValueError):
     """A filled-in CSV that cannot be merged (nothing was written)."""
+
+
+class StaleFiles(ManualError):
+    """The ledger holds the change, but some files could not be renamed into place: they still hold
+    what they held before (the message names them and how to write them again)."""
 
 
 def _read_csv(path: Path) -> list[list[str]]:
@@ -130,11 +140,25 @@ def load_ledger(out: Path) -> dict[Key, dict]:
         ledger.close()
 
 
+LATE = re.compile(r"(?i)[_\-\s]late(?=[_\-\s.]|$)")
+
+
+def same_student(a: str, b: str) -> bool:
+    """Are two row names one student's? The same LMS id (Canvas user id, Moodle participant id);
+    for names without one, the same name but for a ``LATE`` mark. A copy of a graded notebook under
+    another student's name is never that student's grade."""
+    ia, ib = lms_id(a), lms_id(b)
+    if ia is not None or ib is not None:
+        return ia == ib
+    return LATE.sub("", a) == LATE.sub("", b)
+
+
 def match(folder: Folder, ledger: dict[Key, dict]
           ) -> tuple[dict[tuple[int, str], dict], list[tuple[str, Key]]]:
     """Which ledger entry applies to which (row, question): the row with the same content and
-    name, else the one row with the same content (renamed); and the entries not applied, each with
-    why (an entry for a row and question that has a newer one is left out of both)."""
+    name, else the one row of the same student (:func:`same_student`) with the same content
+    (renamed: a late upload); and the entries not applied, each with why (an entry for a row and
+    question that has a newer one is left out of both)."""
     by_file = {f: i for i, f in enumerate(folder.files)}
     by_sha: dict[str, list[int]] = {}
     for i in range(len(folder.files)):
@@ -142,20 +166,25 @@ def match(folder: Folder, ledger: dict[Key, dict]
             by_sha.setdefault(folder.sha(i), []).append(i)
     applied: dict[tuple[int, str], dict] = {}
     rest: list[Key] = []
+    missed: list[tuple[str, Key]] = []
     for key, entry in sorted(ledger.items()):
         sha, file, q = key
+        most = folder.manual_qs.get(q)
+        if most is not None and "points" in entry and not 0 <= float(entry["points"]) <= most + 1e-9:
+            missed.append((f"{q} is now worth {num(most)} points, not {num(float(entry['points']))}", key))
+            continue                                                  # never exported over the maximum
         i = by_file.get(file)
         if i is not None and folder.sha(i) == sha and (q in folder.manual_qs or q == COMMENT):
             applied[(i, q)] = entry
         else:
             rest.append(key)
-    missed: list[tuple[str, Key]] = []
     for key in rest:
         sha, file, q = key
         if q not in folder.manual_qs and q != COMMENT:
             missed.append(("the question is no longer graded by hand", key))
             continue
-        same = by_sha.get(sha, []) if sha else []
+        copies = by_sha.get(sha, []) if sha else []
+        same = [j for j in copies if same_student(folder.files[j], file)]
         if len(same) == 1 and (same[0], q) not in applied:
             applied[(same[0], q)] = ledger[key]                       # the same notebook, renamed
             continue
@@ -164,6 +193,9 @@ def match(folder: Folder, ledger: dict[Key, dict]
             continue                                                  # graded again since
         if i is not None:
             missed.append(("the notebook changed since it was graded", key))
+        elif copies and not same:
+            missed.append(("not in this run (its notebook is another student's row now: not given to them)",
+                           key))
         else:
             missed.append(("not in this run", key))
     return applied, missed
@@ -175,10 +207,20 @@ def _comment(text: str) -> str:
     return text[1:] if text.startswith("'") and text[1:].startswith((*FORMULA_START, "'")) else text
 
 
+@dataclass
+class Stamp:
+    """What a filled-in row says of when it was written: its notebook's SHA-256 (short) and the
+    ledger's change number then (None where the CSV has no such column), and where it is."""
+
+    sha: str | None
+    since: int | None
+    where: str
+
+
 def _read_filled(folder: Folder, filled: Path
-                 ) -> tuple[dict[int, dict[str, float]], dict[int, str], list[str]]:
-    """The filled-in CSV checked: {row: {question: points}}, {row: comment}, notes. ManualError
-    with every mistake (the first 20) otherwise."""
+                 ) -> tuple[dict[int, dict[str, float]], dict[int, str], list[str], dict[int, Stamp]]:
+    """The filled-in CSV checked: {row: {question: points}}, {row: comment}, notes, {row: its
+    stamp}. ManualError with every mistake (the first 20) otherwise."""
     manual_qs, files = folder.manual_qs, folder.files
     try:
         rows = _read_csv(filled)
@@ -191,13 +233,14 @@ def _read_filled(folder: Folder, filled: Path
     qcols = {q: cols.index(q) for q in manual_qs if q in cols}
     if not qcols:
         raise ManualError(f"{filled} has no column for {', '.join(manual_qs)}")
-    unknown = [c for c in cols if c and c not in ("file", "id", "comment", "key", *manual_qs)]
+    unknown = [c for c in cols if c and c not in ("file", "id", "comment", *handgrading.STAMPS, *manual_qs)]
     by_key = {file_key(f): i for i, f in enumerate(files)}
     by_name = {f: i for i, f in enumerate(files)}
     errors: list[str] = []
     updates: dict[int, dict[str, float]] = {}
     comments: dict[int, str] = {}
     seen: dict[str, int] = {}
+    stamps: dict[int, Stamp] = {}
     for n, row in enumerate(rows[1:], 2):
         if not any(c.strip() for c in row):
             continue
@@ -213,6 +256,12 @@ def _read_filled(folder: Folder, filled: Path
             errors.append(f"{where}: the same file as row {seen[key]}")
             continue
         seen[key] = n
+        sha = row[cols.index("sha256")].strip().lower() if "sha256" in cols else None
+        since = row[cols.index("ledger")].strip() if "ledger" in cols else ""
+        if since and not since.isdigit():
+            errors.append(f"{where}: ledger = {since!r} is not the ledger's change number manual.csv had")
+            continue
+        stamps[found] = Stamp(sha or None, int(since) if since else None, where)
         for q, c in qcols.items():
             try:
                 v = parse_points(row[c])
@@ -236,25 +285,49 @@ def _read_filled(folder: Folder, filled: Path
     missing = [q for q in manual_qs if q not in qcols]
     if missing:
         notes.append(f"note: {filled.name} has no column for {', '.join(missing)}")
-    return updates, comments, notes
+    return updates, comments, notes, stamps
+
+
+def _stale(ledger: Ledger, folder: Folder, i: int, key: Key, stamp: Stamp | None, who: str,
+           history: list[dict]) -> str | None:
+    """Why a filled-in cell of row ``i`` (the answer ``key``) must not be merged, or None: its row's
+    notebook was re-uploaded since the CSV was written, or someone else changed the answer (or a
+    rubric item applied to it) since then (since ever, for a CSV without the ``ledger`` column)."""
+    if stamp is not None and stamp.sha and not folder.sha(i).startswith(stamp.sha):
+        return "the notebook was re-uploaded since this CSV was made: nobody has graded the new one here"
+    by = ledger.changed_since(key, (stamp.since if stamp is not None else None) or 0, who, history)
+    if by:
+        last = by[-1]
+        return (f"{key[2] or 'the comment'} was changed by {last['who']} at {last['at']} since this CSV "
+                "was made")
+    return None
 
 
 class Plan:
     """What a merge or a re-apply will write: {path: bytes, or a temporary file already written
     beside it}, grades.csv's new rows, lines to print."""
 
-    def __init__(self, ledger: Ledger | None = None) -> None:
+    def __init__(self, out: Path, ledger: Ledger | None = None) -> None:
+        self.out = out
         self.files: dict[Path, bytes | Path] = {}
         self.table: list[list[str]] = []
         self.lines: list[str] = []
-        self.ledger = ledger            # its transaction is committed once the files are written
+        self.ledger = ledger            # its transaction is committed before the files are renamed
 
     def finish(self) -> None:
-        """Write every file, then commit the ledger's change (none of either on a failure)."""
+        """Every file written beside its place (a failure: nothing changed), then the ledger's change
+        committed (the source of truth: every file can be written again from it), then every file
+        renamed into place (a failure: :class:`StaleFiles`, naming those left as they were)."""
         try:
-            write_all(self.files)
-            if self.ledger is not None:
-                self.ledger.commit()
+            temps = _stage(self.files)
+            try:
+                if self.ledger is not None:
+                    self.ledger.commit()
+            except BaseException:
+                for tmp, _path in temps:
+                    tmp.unlink(missing_ok=True)
+                raise
+            _rename(temps, self.out)
         finally:
             self.discard()
 
@@ -310,33 +383,59 @@ def _apply(folder: Folder, ledger: dict[Key, dict], plan: Plan) -> tuple[int, li
     return complete, missed, sum(1 for (_i, q) in applied if q != COMMENT)
 
 
-def merge_plan(out: Path, filled: Path) -> Plan:
+def merge_plan(out: Path, filled: Path, force: bool = False) -> Plan:
     """Everything a merge of ``filled`` writes, checked and computed; nothing written yet (the
-    ledger's change waits in an open transaction for :meth:`Plan.finish`)."""
+    ledger's change waits in an open transaction for :meth:`Plan.finish`). A cell whose answer
+    someone else changed since the CSV was written, or whose notebook was re-uploaded since, is
+    refused (ManualError listing them all) unless ``force``."""
     folder = Folder(out)
     if not folder.manual_qs:
         raise ManualError(f"{folder.spec['assignment']} has no question graded by hand")
-    updates, comments, notes = _read_filled(folder, filled)
+    updates, comments, notes, stamps = _read_filled(folder, filled)
+    who = f"{WHO} ({filled.resolve()})"         # a change merged from this same file is no conflict
     try:
         ledger = Ledger(out)
     except LedgerError as exc:
         raise ManualError(str(exc)) from None
-    plan = Plan(ledger)
+    plan = Plan(out, ledger)
     try:
         ledger.begin()
         baseline = ledger.baseline()
         current = ledger.entries()
         applied, _missed = match(folder, current)
+        history = ledger.history()
+        stale: list[str] = []
         n = 0
         for i, values in updates.items():
             for q, v in values.items():
                 if baseline.get((folder.files[i], q)) == num(v):
                     continue                         # as manual.csv was pre-filled: not typed here
-                key = applied[(i, q)] if (i, q) in applied else (folder.sha(i), folder.files[i], q)
-                n += ledger.set_points(_key(key), v, WHO)
+                key = _key(applied[(i, q)] if (i, q) in applied else (folder.sha(i), folder.files[i], q))
+                now = ledger.grade(ledger.answer(key))
+                if now is not None and abs(now - v) < 1e-9:
+                    continue                         # what the ledger holds already
+                why = None if force else _stale(ledger, folder, i, key, stamps.get(i), who, history)
+                if why:
+                    where = stamps[i].where if i in stamps else folder.files[i]
+                    stale.append(f"{where}: {q} = {num(v)}: {why} (it is "
+                                 f"{'not graded' if now is None else num(now)} now)")
+                    continue
+                n += ledger.set_points(key, v, who)
         for i, text in comments.items():
-            key = applied.get((i, COMMENT)) or (folder.sha(i), folder.files[i], COMMENT)
-            ledger.set_comment(_key(key), text, WHO)
+            key = _key(applied.get((i, COMMENT)) or (folder.sha(i), folder.files[i], COMMENT))
+            if ledger.answer(key).comment == text:
+                continue
+            why = None if force else _stale(ledger, folder, i, key, stamps.get(i), who, history)
+            if why:
+                stale.append(f"{stamps[i].where if i in stamps else folder.files[i]}: comment: {why}")
+                continue
+            ledger.set_comment(key, text, who)
+        if stale:
+            more = f"\n(and {len(stale) - 20} more)" if len(stale) > 20 else ""
+            raise ManualError("nothing merged: these cells are of answers that changed since the CSV "
+                              "was made:\n" + "\n".join(stale[:20]) + more + "\nTake them out of the "
+                              "CSV (or start from the manual.csv a re-grade writes), or merge with --force "
+                              "to write over them.")
         # a folder merged before the ledger existed: what grades.csv holds stays where the ledger is silent
         complete, _missed, _n = _apply(folder, ledger.entries(), plan)
     except LedgerError as exc:
@@ -367,7 +466,7 @@ def reapply_plan(out: Path, exported: bool = False) -> Plan | None:
     if not ledger:
         return None
     folder = Folder(out)
-    plan = Plan()
+    plan = Plan(out)
     _complete, missed, n = _apply(folder, ledger, plan)
     applied, _ = match(folder, ledger)
     who = {lms_id(folder.files[i]) or folder.files[i] for (i, q) in applied if q != COMMENT}
@@ -376,6 +475,11 @@ def reapply_plan(out: Path, exported: bool = False) -> Plan | None:
     if n_comments:
         line += f" and {n_comments} comments"
     line += f" ({out / LEDGER})"
+    renamed = sorted({(str(e["file"]), folder.files[i]) for (i, _q), e in applied.items()
+                      if e["file"] != folder.files[i]})
+    if renamed:
+        line += "; given to a renamed row of the same student: " + ", ".join(
+            f"{old} -> {new}" for old, new in renamed)
     if missed:
         reasons: dict[str, list[str]] = {}
         for why, (_sha, file, q) in missed:
@@ -400,32 +504,32 @@ def prefill(out: Path) -> list[str]:
     folder = Folder(out)
     applied, _missed = match(folder, ledger)
     qs = list(folder.manual_qs)
-    rows = [["file", "id", *qs, "comment", "key"]]
-    order = sorted(range(len(folder.files)), key=lambda i: folder.files[i])
-    for i in order:
-        entry = applied.get((i, COMMENT))
-        comment = str(entry.get("comment", "")) if entry else ""
-        rows.append([text_cell(folder.files[i]), student_id(folder.files[i]),
-                     *[num(float(applied[(i, q)]["points"])) if (i, q) in applied else "" for q in qs],
-                     text_cell(comment), file_key(folder.files[i])])
-    data = csv_text(rows).encode("utf-8")
     ledger = Ledger(out)
     try:
         with ledger.transaction():
+            since = str(ledger.last_change())
+            rows = [["file", "id", *qs, "comment", *handgrading.STAMPS]]
+            for i in sorted(range(len(folder.files)), key=lambda i: folder.files[i]):
+                entry = applied.get((i, COMMENT))
+                comment = str(entry.get("comment", "")) if entry else ""
+                rows.append([text_cell(folder.files[i]), student_id(folder.files[i]),
+                             *[num(float(applied[(i, q)]["points"])) if (i, q) in applied else ""
+                               for q in qs],
+                             text_cell(comment), file_key(folder.files[i]), folder.sha(i)[:16], since])
+            data = csv_text(rows).encode("utf-8")
             ledger.set_baseline({(folder.files[i], q): num(float(applied[(i, q)]["points"]))
                                  for (i, q) in applied if q != COMMENT})
             write_all({out / "manual.csv": data,
-                       out / PREFILLED: (hashlib.sha256(data).hexdigest() + "\n").encode("ascii")})
+                       out / PREFILLED: (hashlib.sha256(data).hexdigest() + "\n").encode("ascii")}, out)
     finally:
         ledger.close()
     n = sum(1 for (_i, q) in applied if q != COMMENT)
     return [f"{out / 'manual.csv'} holds the {n} hand grades given back: fill in the rest"]
 
 
-def write_all(files: dict[Path, bytes | Path]) -> None:
-    """Every file to a temporary file beside it first (a value that is a path is that temporary
-    file, already written); only when all are written, each renamed into place. A failure before
-    the renames leaves every file as it was."""
+def _stage(files: dict[Path, bytes | Path]) -> list[tuple[Path, Path]]:
+    """Every file to a temporary file beside it (a value that is a path is that temporary file,
+    already written): [(temporary, path)]. A failure removes them and leaves every file as it was."""
     temps: list[tuple[Path, Path]] = []
     try:
         for path, data in files.items():
@@ -435,13 +539,35 @@ def write_all(files: dict[Path, bytes | Path]) -> None:
             tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
             temps.append((tmp, path))
             tmp.write_bytes(data)
-        for tmp, path in temps:
-            os.replace(tmp, path)
     except OSError as exc:
-        raise ManualError(f"cannot write {exc.filename}: {exc.strerror}") from None
-    finally:
         for tmp, _path in temps:
             tmp.unlink(missing_ok=True)
+        raise ManualError(f"cannot write {exc.filename}: {exc.strerror}") from None
+    return temps
+
+
+def _rename(temps: list[tuple[Path, Path]], out: Path) -> None:
+    """Each temporary file renamed into place; on a failure, :class:`StaleFiles` naming the files
+    that were not (those renamed already hold the new content)."""
+    for k, (tmp, path) in enumerate(temps):
+        try:
+            os.replace(tmp, path)
+        except OSError as exc:
+            for left, _path in temps[k:]:
+                left.unlink(missing_ok=True)
+            stale = ", ".join(str(p.relative_to(out)) if p.is_relative_to(out) else str(p)
+                              for _t, p in temps[k:])
+            raise StaleFiles(
+                f"cannot write {path}: {exc.strerror}. The hand grades are saved in {out / LEDGER}, "
+                f"and {k} of {len(temps)} files were written; these still hold what they held before: "
+                f"{stale}. Write them again from the ledger with `course mark {out} --export` once "
+                f"{path.name} can be written.") from None
+
+
+def write_all(files: dict[Path, bytes | Path], out: Path) -> None:
+    """Every file to a temporary file beside it first; only when all are written, each renamed
+    into place (:func:`_stage`, :func:`_rename`)."""
+    _rename(_stage(files), out)
 
 
 def merge(out: Path, filled: Path) -> list[str]:
@@ -523,20 +649,22 @@ def _feedback(folder: Folder, body: list[list[str]], comments: dict[int, str],
 
 
 def export_plan(out: Path, filled: Path | None = None, book: Path | None = None,
-                column: str | None = None) -> Plan:
+                column: str | None = None, force: bool = False) -> Plan:
     """Everything hand grading writes, from the ledger (with ``filled`` merged into it first):
     grades.csv, the feedback, the pages, canvas_feedback.zip and, with a gradebook, the LMS import
-    and lms.json; checked and computed, nothing written yet (:meth:`Plan.finish` writes it)."""
-    plan = merge_plan(out, filled) if filled is not None else (reapply_plan(out, exported=True) or Plan())
+    and lms.json; checked and computed, nothing written yet (:meth:`Plan.finish` writes it). A
+    gradebook that is not there is the command line's mistake: said first, before the CSV's."""
+    if book is not None and not book.exists():
+        raise lms.GradebookError(f"the gradebook {book} (of the grading run) is not there: "
+                                 "give it with --gradebook")
+    plan = (merge_plan(out, filled, force) if filled is not None
+            else (reapply_plan(out, exported=True) or Plan(out)))
     try:
         made = handback.canvas_zip(out, plan.files)    # the feedback as it is about to be
         if made is not None and plan.files:
             plan.files[made[0]] = made[1]
             plan.lines += made[2]
         if book is not None:
-            if not book.exists():
-                raise lms.GradebookError(f"the gradebook {book} (of the grading run) is not there: "
-                                         "give it with --gradebook")
             dest, data, lines = lms.render(out, book, column, plan.table or None, plan.files)
             plan.files[dest] = data
             plan.lines += lines
@@ -575,6 +703,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--gradebook-column", default=None, metavar="TEXT",
                    help="the gradebook's column for this assignment (default: the one course grade "
                         "was given with that gradebook, else the one naming it)")
+    p.add_argument("--force", action="store_true",
+                   help="merge cells whose answer someone changed since the CSV was made, or whose "
+                        "notebook was re-uploaded since (refused otherwise)")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
     written: list[Plan] = []
     try:
@@ -586,9 +717,12 @@ def main(argv: list[str] | None = None) -> int:
             column = args.gradebook_column
         if args.filled is None and book is None:
             p.error("give FILLED.csv, --gradebook, or both (DIR has no gradebook of its grading run)")
-        plan = export_plan(args.out, args.filled, book, column)
+        plan = export_plan(args.out, args.filled, book, column, args.force)
         written.append(plan)
         plan.finish()
+    except StaleFiles as exc:
+        print(f"course manual: {exc}", file=sys.stderr)
+        return 1
     except ManualError as exc:
         print(f"course manual: {exc}\n(nothing in {args.out} was changed)", file=sys.stderr)
         return 1

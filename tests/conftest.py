@@ -24,6 +24,13 @@ def shared_stories(monkeypatch):
     stories._world.cache_clear()
 
 
+def pytest_collection_modifyitems(items):
+    """A test not marked e2e is a unit test: `-m unit` and `-m e2e` split the suite in two."""
+    for item in items:
+        if item.get_closest_marker("e2e") is None:
+            item.add_marker(pytest.mark.unit)
+
+
 @pytest.fixture(autouse=True)
 def _seed():
     torch.manual_seed(0)

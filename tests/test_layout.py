@@ -2,7 +2,7 @@
 
 - ``course/``: the student package, the only code a release ships; it imports neither of the others,
   except ``course/__main__.py``, the one shim that keeps ``python -m course`` working in the private
-  repository (a release leaves it out: tests/test_release.py);
+  repository (a release leaves it out: tests/instructor/test_release.py);
 - ``autograder/``: the grader; it imports the student package (the checks' handles, the wire), never
   the instructor's tooling;
 - ``instructor/``: the tooling; it may import both.
@@ -23,7 +23,7 @@ SHIM = ("course.__main__", "instructor.cli")          # the one arrow out of the
 
 def modules() -> dict[str, Path]:
     """Every module of the three packages and of their subpackages (``course.rules``), by dotted
-    name (a package's __init__ is the package); not the grader's own tests (``autograder/tests``)
+    name (a package's __init__ is the package); not the grader's own tests (``tests/autograder``)
     nor the notebooks' material."""
     found = {}
     for package in PACKAGES:
@@ -159,3 +159,29 @@ def test_the_console_script_is_the_tooling():
     text = (ROOT / "pyproject.toml").read_text()
     assert 'course = "instructor.cli:main"' in text
     assert '"instructor*"' in text
+
+
+def _top_imports(path: Path) -> set[str]:
+    """The top-level packages one test file imports, anywhere in it."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.partition(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.partition(".")[0])
+    return found
+
+
+def test_the_tests_mirror_the_packages_and_the_graders_run_without_the_tooling():
+    """tests/course, tests/autograder and tests/instructor test one package each; the grader's tests
+    (and the helpers they share) import neither the tooling nor the benchmarks, so the engine can be
+    tested, and carried on, alone."""
+    assert {p.name for p in (ROOT / "tests").iterdir() if p.is_dir() and p.name != "__pycache__"} == \
+        {"course", "autograder", "instructor", "support"}
+    shared = {"hostile", "forgery", "isolation_attacks", "checks_helpers", "lms_samples"}
+    files = sorted((ROOT / "tests" / "autograder").glob("*.py")) + \
+        [ROOT / "tests" / "support" / f"{name}.py" for name in sorted(shared)]
+    reaching = {p.relative_to(ROOT).as_posix(): sorted(_top_imports(p) & {"instructor", "benchmarks"})
+                for p in files}
+    assert {f: used for f, used in reaching.items() if used} == {}
+    assert not (ROOT / "autograder" / "tests").exists()

@@ -11,8 +11,10 @@ grader read itself.
 from __future__ import annotations
 
 import builtins
+from typing import TYPE_CHECKING
 
-from course.handles import StudentError
+if TYPE_CHECKING:           # the grader's own process reads hints (verdict) without torch; only
+    from course.handles import StudentError  # the judge (it has torch already) builds them
 
 MARK = "Hint: "             # how a case's message starts when the check raised a Hint
 CRASH = "Crash: "           # ... and when the student's code raised, at a line the grader can show
@@ -46,6 +48,7 @@ def judge_message(exc: BaseException, account: str, hidden: bool = True) -> str:
     """The case's message for a failure: the hint first, when there is one (or where the student's
     code raised), then the judge's account of where the test failed. A public case's message is
     the account alone (the student reads it whole), with the line where the student's code raised."""
+    from course.handles import StudentError
     if isinstance(exc, Hint):
         return f"{MARK}{exc}{_END}{account}"
     if isinstance(exc, StudentError) and exc.line:

@@ -3,6 +3,8 @@ attributes of everyday code, and the ready-made pieces the page forbids. Data on
 resolved against these is :mod:`course.rules.resolve`."""
 from __future__ import annotations
 
+import functools
+
 FORBIDDEN_NAMES = {
     "scaled_dot_product_attention": "F.scaled_dot_product_attention",
     "multi_head_attention_forward": "F.multi_head_attention_forward",
@@ -18,8 +20,10 @@ KERNEL_WORDS = ("scaled_dot_product", "multi_head_attention", "transformer_encod
                 "flash_attention", "efficient_attention", "cudnn_attention", "triton_scaled_dot")
 
 
+@functools.lru_cache(maxsize=4096)
 def forbidden_word(word: str) -> str | None:
-    """The forbidden piece ``word`` names (also torch's private kernels behind them)."""
+    """The forbidden piece ``word`` names (also torch's private kernels behind them). Remembered: the
+    runtime watch asks it of every torch call the notebook makes while a check runs."""
     if word in FORBIDDEN_NAMES:
         return FORBIDDEN_NAMES[word]
     if any(k in word for k in KERNEL_WORDS):

@@ -3,11 +3,24 @@ and what any of the notebook's own cells does that the rules do not allow (the s
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterable
 
 from .findings import Kind
-from .follow import bound_names, followed, last_binding, live, top_level
+from .follow import bound_names, followed, last_binding, top_level
 from .reading import parse, read
+
+
+@functools.lru_cache(maxsize=8)
+def _blank_bindings(template: tuple[str, ...]) -> dict[str, str]:
+    """What the blank notebook's cells bind each name to (its last binding, as ``ast.dump``): the
+    same for every submission of a batch, worked out once."""
+    blank: dict[str, str] = {}
+    for tree in parse(template):
+        for node in top_level(tree.body):
+            for name in bound_names(node):
+                blank[name] = ast.dump(node)
+    return blank
 
 
 def static_uses(cells: Iterable[str], roots: Iterable[str],
@@ -22,18 +35,15 @@ def static_uses(cells: Iterable[str], roots: Iterable[str],
     (whatever answered for it, it was not that definition)."""
     cells = tuple(cells)
     roots = list(roots)
+    template = tuple(template) if template is not None else None
     given = frozenset(template or ())
     reading = read(cells, given)
-    statements = live((tree for _, tree in reading.trees), reading.module_names())
+    statements = reading.statements
     found: list[str] = []
     if cells:
         found += [f"no definition of {r} found in the notebook's code" for r in roots if r not in statements]
     if template is not None:
-        blank: dict[str, str] = {}
-        for tree in parse(template):
-            for node in top_level(tree.body):
-                for name in bound_names(node):
-                    blank[name] = ast.dump(node)
+        blank = _blank_bindings(template)
         found += [f"{r} is still the blank template" for r in roots
                   if r in statements and r in blank
                   and ast.dump(last_binding(statements[r], r)) == blank[r]]

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .findings import Kind
-from .follow import followed, live
+from .follow import followed
 from .reading import read
 from .resolve import origin, within
 from .syntax import plain_string
@@ -118,7 +118,7 @@ def uses(cells: Iterable[str], exercise: Exercise, template: Iterable[str] | Non
     """Every use of what ``exercise`` may not use, in the notebook's definitions of its names and in
     everything they use, in the order they are read; empty when there is none."""
     reading = read(tuple(cells), frozenset(template or ()))
-    statements = live((tree for _, tree in reading.trees), reading.module_names())
+    statements = reading.statements
     objects = [*exercise.pieces, *exercise.calls]
     methods = {f".{m}" for m in exercise.methods}
     found: list[Use] = []
@@ -153,7 +153,7 @@ def unread(cells: Iterable[str], exercise: Exercise, template: Iterable[str] | N
     a module used as a value, ``getattr`` passed around, a special attribute such as
     ``__subclasses__``). Empty when the reading sees everything they use."""
     reading = read(tuple(cells), frozenset(template or ()))
-    statements = live((tree for _, tree in reading.trees), reading.module_names())
+    statements = reading.statements
     ids = {id(n) for n in followed(statements, exercise.names, scoped=True)}
     found = [f.what for f in reading.findings if reading.own[f.cell]
              and (f.kind is Kind.FAR or (f.hides and id(f.node) in ids))]

@@ -68,6 +68,13 @@ class Reading:
         for f in self.findings:
             self.by_node.setdefault(id(f.node), []).append(f)
 
+    @functools.cached_property
+    def statements(self) -> dict:
+        """:func:`course.rules.follow.live` of the notebook's cells: worked out once per reading,
+        though each question's rules and each check of the rules ask for it."""
+        from .follow import live
+        return live((tree for _, tree in self.trees), self.module_names())
+
     def module_names(self) -> frozenset[str]:
         """The notebook-level names bound to modules only."""
         return frozenset(name for name, bindings in self.scopes.module.bound.items()

@@ -19,8 +19,8 @@ class Watch:
 
         class _Mode(TorchFunctionMode):
             def __torch_function__(self, func, types, args=(), kwargs=None):
-                name = getattr(func, "__name__", "") or ""
-                word = forbidden_word(name)
+                name = getattr(func, "__name__", "")
+                word = forbidden_word(name) if type(name) is str else None
                 if word:
                     watch.used.add(word)
                 return func(*args, **(kwargs or {}))

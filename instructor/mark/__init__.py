@@ -77,6 +77,9 @@ def main(argv: list[str] | None = None) -> int:
                     print(line)
             finally:
                 ledger.close()
+        except manual.StaleFiles as exc:
+            print(f"course mark: {exc}", file=sys.stderr)
+            return 2
         except (manual.ManualError, lms.GradebookError, LedgerError) as exc:
             print(f"course mark: {exc}\n(nothing in {args.out} was changed)", file=sys.stderr)
             return 2

@@ -7,6 +7,11 @@ or a link from another site cannot send. Every response carries a Content-Securi
 runs only the application's own script: a student's text, output or error in an answer card is
 HTML-escaped by :mod:`autograder.handgrading`, and even a card that escaped nothing could run none.
 
+An answer is addressed by its position ``n`` *and* its row's ``id`` (the row's key and its
+notebook's SHA-256, :attr:`.folder.Row.id`): a re-grade while the page is open can move another row
+to position ``n``, and then the card and the save are refused with a 409 ("press r"), never given
+to whoever holds that position now.
+
 Routes: ``/`` (progress per question and per TA, export), ``/q/<question>`` (grading), and under
 ``/api/``: the question's answers and rubric (``GET /api/q/<q>``), one answer's card, a change to an
 answer (``POST /api/q/<q>/<n>``: a 409 with what is there now when someone saved it first), a new
@@ -22,9 +27,11 @@ import threading
 from pathlib import Path
 
 from flask import Flask, Response, abort, jsonify, redirect, render_template, request
+from flask.json.provider import DefaultJSONProvider
 from markupsafe import Markup
 
 from autograder import handgrading
+from autograder.csvcells import text_cell
 
 from .. import lms, manual
 from ..ledger import Conflict, Ledger, LedgerError
@@ -33,11 +40,30 @@ from .folder import Folder
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src data:; "
        "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 COOKIE = "course-mark"
+REGRADED = ("the class was re-graded since this page was loaded, so this answer may be another "
+            "student's now: nothing was saved; press r to load the answers again")
+
+
+class NotFinite(ValueError):
+    """A number the page would read as no JSON at all (Infinity, NaN)."""
+
+
+class StrictJSON(DefaultJSONProvider):
+    """JSON as the browser's ``JSON.parse`` reads it: an infinite or NaN number is an error here,
+    not a response the page cannot read (a question's page showing nothing)."""
+
+    def dumps(self, obj: object, **kwargs: object) -> str:
+        kwargs.setdefault("allow_nan", False)
+        try:
+            return super().dumps(obj, **kwargs)
+        except ValueError as exc:
+            raise NotFinite(str(exc)) from None
 
 
 def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
     """The application for the graded folder ``out``; ``tokens``: {token: the TA's name}."""
     app = Flask(__name__)
+    app.json = StrictJSON(app)
     app.config.update(MAX_CONTENT_LENGTH=64 * 1024)
     folder = Folder(out)
     ledger = Ledger(out)
@@ -75,9 +101,19 @@ def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
         response.headers["Cache-Control"] = "no-store"
         return response
 
+    @app.errorhandler(NotFinite)
+    def not_finite(_exc):
+        text = ('{"error": "a number in the ledger is not finite (a rubric item of infinite points?): '
+                'nothing was shown; fix it in hand_grades.sqlite"}')
+        return Response(text, status=500, mimetype="application/json")
+
     @app.errorhandler(403)
     def denied(_exc):
         return render_template("denied.html"), 403
+
+    def regraded() -> tuple[Response, int]:
+        """An answer addressed by a row that is no longer there: nothing is saved or shown."""
+        return jsonify({"error": REGRADED, "regraded": True}), 409
 
     def question(q: str) -> dict:
         if q not in folder.questions:
@@ -112,8 +148,8 @@ def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
     def card(q: str, n: int):
         question(q)
         with lock:
-            if not 0 <= n < len(folder.rows):
-                abort(404)
+            if folder.index(n, request.args.get("id")) is None:
+                return regraded()
             key = folder.keys(ledger, q)[n]
             given = ledger.grade(ledger.answer(key))
         return Response(folder.card(n, q, names, given), mimetype="text/html")
@@ -123,8 +159,8 @@ def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
         question(q)
         body = request.get_json(silent=True) or {}
         with lock:
-            if not 0 <= n < len(folder.rows):
-                abort(404)
+            if folder.index(n, body.get("id")) is None:
+                return regraded()
             key = folder.keys(ledger, q)[n]
             try:
                 with ledger.transaction():
@@ -133,7 +169,7 @@ def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
                                 points=_number(body.get("points")), typed="points" in body)
             except Conflict as exc:
                 return jsonify({"error": str(exc), "answer": _answer(ledger, key, n, folder),
-                                "by": exc.by}), 409
+                                "by": _by(exc.by, names)}), 409
             except (LedgerError, ValueError, TypeError) as exc:
                 return jsonify({"error": str(exc)}), 400
             return jsonify(_state(folder, ledger, q, names))
@@ -145,7 +181,8 @@ def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
         with lock:
             try:
                 with ledger.transaction():
-                    ledger.add_item(q, float(body.get("points", 0)), _text(body.get("text")) or "", who())
+                    ledger.add_item(q, _number(body.get("points")) or 0.0, _text(body.get("text")) or "",
+                                    who())
             except (LedgerError, ValueError, TypeError) as exc:
                 return jsonify({"error": str(exc)}), 400
             return jsonify(_state(folder, ledger, q, names))
@@ -160,7 +197,7 @@ def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
                                                points=_number(body.get("points")),
                                                text=_text(body.get("text")), delete=bool(body.get("delete")))
             except Conflict as exc:
-                return jsonify({"error": str(exc), "item": exc.now, "by": exc.by}), 409
+                return jsonify({"error": str(exc), "item": exc.now, "by": _by(exc.by, names)}), 409
             except (LedgerError, ValueError, TypeError) as exc:
                 return jsonify({"error": str(exc)}), 400
             return jsonify(_state(folder, ledger, changed.question, names))
@@ -170,6 +207,8 @@ def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
         with lock:
             try:
                 lines = export(folder, ledger)
+            except manual.StaleFiles as exc:
+                return jsonify({"error": str(exc)}), 500
             except (manual.ManualError, lms.GradebookError, OSError) as exc:
                 return jsonify({"error": f"nothing was written: {exc}"}), 400
         return jsonify({"lines": lines})
@@ -206,10 +245,18 @@ def _ids(value: object) -> list[int] | None:
     return value
 
 
+def _by(history: list[dict], names: bool) -> list[dict]:
+    """Who changed it and when, for a refused save: the ledger's history entries name the answer's
+    file (the student, on Canvas) and hash, which an anonymous page never shows."""
+    if names:
+        return history
+    return [{"who": h["who"], "at": h["at"]} for h in history]
+
+
 def _answer(ledger: Ledger, key: tuple, n: int, folder: Folder) -> dict:
     a = ledger.answer(key)
     row = folder.rows[n]
-    return {"n": n, "label": row.label, "auto": row.auto, "status": row.status,
+    return {"n": n, "id": row.id, "label": row.label, "auto": row.auto, "status": row.status,
             "grade": ledger.grade(a), "typed": a.points, "items": a.items, "comment": a.comment,
             "version": a.version, "who": a.who, "at": a.at}
 
@@ -241,7 +288,8 @@ def _progress(folder: Folder, ledger: Ledger) -> list[dict]:
 
 
 def stats_csv(folder: Folder, ledger: Ledger) -> str:
-    """How often each rubric item was applied, per question, among this run's answers."""
+    """How often each rubric item was applied, per question, among this run's answers (an item's
+    text, typed by a TA, through :func:`autograder.csvcells.text_cell`: no spreadsheet runs it)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\r\n")
     w.writerow(["question", "item", "points", "text", "applied", "graded answers", "share"])
@@ -250,7 +298,7 @@ def stats_csv(folder: Folder, ledger: Ledger) -> str:
         graded = [a for a in answers if ledger.grade(a) is not None]
         for item in ledger.items(q):
             n = sum(item.id in a.items for a in answers)
-            w.writerow([q, item.position, f"{item.points:g}", item.text, n, len(graded),
+            w.writerow([q, item.position, f"{item.points:g}", text_cell(item.text), n, len(graded),
                         f"{n / len(graded):.2f}" if graded else ""])
     return buf.getvalue()
 

@@ -2,7 +2,8 @@
 each (as the hand-grading pages render it), and which ledger entry each answer is.
 
 Read from the folder alone (``questions.json``, ``grades.csv``, ``results/``) and read again when
-``grades.csv`` changes (a re-grade while the server runs). Rows come in an order that says nothing
+``grades.csv`` changes (a re-grade while the server runs; while it is missing, the last state read
+is served). Rows come in an order that says nothing
 about who they are (by :func:`autograder.csvcells.file_key`, a hash of the row's name) and are
 labelled ``#1``, ``#2``, ...; names, files and ids appear only when asked for.
 """
@@ -32,6 +33,12 @@ class Row:
     status: str
     result: Result | None
 
+    @property
+    def id(self) -> str:
+        """What the page addresses the answer by: the row's key and its notebook's content, so a
+        save never lands on another row (a re-grade that adds a row moves every position after it)."""
+        return f"{file_key(self.file)}.{self.sha256[:16]}"
+
 
 class Folder:
     """The graded folder's rows and questions, read again when grades.csv changes."""
@@ -46,11 +53,19 @@ class Folder:
         return (st.st_mtime_ns, st.st_size)
 
     def refresh(self) -> bool:
-        """Read the folder again if grades.csv changed since; True when it did."""
-        stamp = self._mtime()
-        if stamp == self._stamp:
+        """Read the folder again if grades.csv changed since; True when it did. While a re-grade
+        has removed grades.csv (or is writing it), the last state read stays served: every answer
+        is addressed by its content (:attr:`Row.id`, the ledger's keys), so a grade given meanwhile
+        is still that notebook's."""
+        try:
+            stamp = self._mtime()
+            if stamp == self._stamp:
+                return False
+            folder = manual.Folder(self.out)
+        except (OSError, manual.ManualError):
+            if self._stamp is None:
+                raise
             return False
-        folder = manual.Folder(self.out)
         self.spec = folder.spec
         self.name = str(self.spec.get("assignment", ""))
         self.auto_points = float(self.spec.get("auto_points", 0.0))
@@ -65,6 +80,13 @@ class Folder:
         self._by_file = {f: i for i, f in enumerate(folder.files)}
         self._stamp = stamp
         return True
+
+    def index(self, n: int, row_id: object) -> int | None:
+        """Row ``n`` when it is still the row ``row_id`` names, else None (the class was re-graded
+        since the page was loaded)."""
+        if 0 <= n < len(self.rows) and isinstance(row_id, str) and self.rows[n].id == row_id:
+            return n
+        return None
 
     def keys(self, ledger: Ledger, question: str) -> list[Key]:
         """The ledger key of each row's answer to ``question`` (in :attr:`rows` order): the one a

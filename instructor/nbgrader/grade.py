@@ -22,7 +22,7 @@ course directory (or with ``--course-dir``), after ``nbgrader collect``:
    so that ``nbgrader export`` carries nothing nobody has read, and its points are printed.
 
 So formgrader and ``nbgrader export`` show the engine's scores; per question they are ``course
-grade``'s (``tests/test_nbgrader_grading.py``). The engine's own output (``grades.csv``, each row's
+grade``'s (``tests/instructor/test_nbgrader_grading.py``). The engine's own output (``grades.csv``, each row's
 status, ``report.html``) goes to ``DIR/course-grade/ASSIGNMENT/``; a row that is not ``ok``
 (``tampering detected``, ``suspicious code``, a cell timeout) is also printed.
 """

@@ -99,10 +99,27 @@
     if (document.activeElement !== $("typed")) $("typed").value = a && a.typed !== null ? a.typed : "";
   }
 
+  function sameRows(answers) {          // the rows the page shows are still the class's rows
+    return answers.map((x) => x.id).join() === state.answers.map((x) => x.id).join();
+  }
+
+  function regraded() {
+    stale = true;
+    banner("The class was re-graded since this page was loaded: press r to load the answers again.");
+  }
+
   async function card(n) {
-    const r = await api(`/api/q/${Q}/${n}/card`);
+    const r = await api(`/api/q/${Q}/${n}/card?id=${encodeURIComponent(state.answers[n].id)}`);
     const box = document.createElement("div");
-    box.innerHTML = r.data;              // escaped by the server; the page's CSP runs no script in it
+    if (r.status === 409) {              // another row holds this position now: show nothing of it
+      regraded();
+      const p = document.createElement("section");
+      p.className = "answer";
+      p.textContent = "Re-graded since this page was loaded: press r.";
+      box.append(p);
+    } else {
+      box.innerHTML = r.data;            // escaped by the server; the page's CSP runs no script in it
+    }
     const section = box.firstElementChild;
     section.dataset.n = n;
     section.addEventListener("click", () => { at = list.indexOf(n); show(false); });
@@ -152,7 +169,8 @@
     const a = current();
     if (!a) return;
     const n = a.n;
-    const r = await api(`/api/q/${Q}/${n}`, {version: a.version, ...body});
+    const r = await api(`/api/q/${Q}/${n}`, {id: a.id, version: a.version, ...body});
+    if (r.status === 409 && r.data.regraded) { regraded(); return; }
     if (r.status === 409) {
       state.answers[n] = r.data.answer;
       const who = [...new Set(r.data.by.map((h) => `${h.who} at ${h.at}`))].join(", ");
@@ -209,6 +227,8 @@
 
   async function reload() {
     const r = await api(`/api/q/${Q}`);
+    if (r.status !== 200) { banner(r.data.error || "the answers could not be loaded"); return; }
+    banner("");
     apply(r.data);
     await show(true);
   }
@@ -276,6 +296,10 @@
     if (!state) return;
     const r = await api(`/api/q/${Q}`);
     if (r.status !== 200) return;
+    if (!sameRows(r.data.answers)) {     // a re-grade added, removed or changed rows: positions moved
+      if (!stale) regraded();
+      return;
+    }
     const mine = current();
     const theirs = mine ? r.data.answers[mine.n] : null;
     if (mine && theirs && theirs.version !== mine.version && !stale) {
