@@ -148,12 +148,23 @@ class Scheduler:
                     "COURSE_GRADE_JOB": job.token},
         }
         job.deadline = job.started + self.config.timeout
-        self.server.send(job_msg, [msg_w, req_r, ans_w])
+        if self.server.proc.poll() is not None:     # it died since the last poll: a new one first
+            self._restart_zygote()
+        self._send(job_msg, [msg_w, req_r, ans_w])
         for fd in (msg_w, req_r, ans_w):
             os.close(fd)
         self.jobs_by_id[job.token] = job
         self.sel.register(msg_r, selectors.EVENT_READ, ("msg", job))
         self._start_judge(job, req_w, ans_r)
+
+    def _send(self, msg: dict, fds: list[int], judge: bool = False) -> None:
+        """A job to the fork server; one that died between the last poll and now (its socket
+        refuses) is replaced first and takes the job."""
+        try:
+            self.server.send(msg, fds, judge=judge)
+        except OSError:
+            self._restart_zygote()
+            self.server.send(msg, fds, judge=judge)
 
     def _start_judge(self, job: Job, req_w: int, ans_r: int) -> None:
         """The submission's judge, started beside it: it reads the notebook and the rules while the
@@ -169,7 +180,7 @@ class Scheduler:
                      "memory_bytes": int(max(self.config.memory, 2.0) * 2**30),
                      "cgroup": job.group.procs_files if job.group is not None else [],
                      "only": None if only is None else list(only)}
-        self.server.send(judge_msg, [jmsg_w, go_r, req_w, ans_r], judge=True)
+        self._send(judge_msg, [jmsg_w, go_r, req_w, ans_r], judge=True)
         for fd in (jmsg_w, go_r, req_w, ans_r):
             os.close(fd)
         self.jobs_by_id["j" + job.token] = job
