@@ -244,6 +244,79 @@ def gpt_weights(gpt: Any, kv_bias: bool = False) -> dict:
     return values
 
 
+def page_layout(V: int, C: int, D: int, H: int, L: int) -> dict[str, tuple]:
+    """The weights of the page's MyTransformer(V, D, H, L, max_length=C), by name: their shapes."""
+    d, shapes = D // H, {"embed.weight": (V, D), "position.weight": (C, D), "norm.weight": (D,),
+                         "norm.bias": (D,), "out.weight": (V, D), "out.bias": (V,)}
+    for i in range(L):
+        b = f"blocks.{i}."
+        shapes.update({b + "norm1.weight": (D,), b + "norm1.bias": (D,), b + "norm2.weight": (D,),
+                       b + "norm2.bias": (D,), b + "attention.mix.weight": (D, D),
+                       b + "attention.mix.bias": (D,), b + "mlp.0.weight": (4 * D, D),
+                       b + "mlp.0.bias": (4 * D,), b + "mlp.2.weight": (D, 4 * D), b + "mlp.2.bias": (D,)})
+        shapes.update({f"{b}attention.heads.{j}.{m}.weight": (d, D) for j in range(H) for m in "QKV"})
+    return shapes
+
+
+def page_values(P: dict, H: int, L: int) -> dict[str, torch.Tensor]:
+    """The chapter's weights P (no biases on the queries, keys and values) under the page's names:
+    what a right copy puts into page.MyTransformer."""
+    D = P["tokens.weight"].shape[1]
+    d = D // H
+    values = {"embed.weight": P["tokens.weight"], "position.weight": P["positions.weight"],
+              "norm.weight": P["norm.weight"], "norm.bias": P["norm.bias"],
+              "out.weight": P["tokens.weight"],
+              "out.bias": torch.zeros(P["tokens.weight"].shape[0], dtype=P["tokens.weight"].dtype)}
+    for i in range(L):
+        b, W = f"blocks.{i}.", P[f"blocks.{i}.attn.qkv.weight"]
+        for j in range(H):
+            for s, m in enumerate("QKV"):
+                values[f"{b}attention.heads.{j}.{m}.weight"] = W[s * D + j * d:s * D + (j + 1) * d]
+        values.update({b + "attention.mix.weight": P[b + "attn.out.weight"],
+                       b + "attention.mix.bias": P[b + "attn.out.bias"]})
+        for mine, theirs in (("norm1", "norm1"), ("norm2", "norm2"), ("mlp.0", "mlp.up"),
+                             ("mlp.2", "mlp.down")):
+            values.update({f"{b}{mine}.{n}": P[f"{b}{theirs}.{n}"] for n in ("weight", "bias")})
+    return values
+
+
+def is_page_transformer(net: Any, V: int, C: int, D: int, H: int, L: int) -> None:
+    """The copy is the page's MyTransformer(V, D, H, L, max_length=C, causal=True): its weights are
+    the page's, by name and shape, and they do the work: set to a right copy of a GPT the check drew
+    (not the one copied), it computes that GPT's logits. A class of another name or layout, or one
+    that keeps the GPT it was given, is no copy."""
+    shapes = {n: tuple(t.shape) for n, t in net.params(values=False).items()
+              if t.is_floating_point() and n.endswith(("weight", "bias"))}
+    want = page_layout(V, C, D, H, L)
+    if shapes != want:
+        odd = sorted(set(shapes) ^ set(want)) or sorted(n for n in want if shapes[n] != want[n])
+        raise Hint("CopyToMyTransformer should return page.MyTransformer(vocab_size, dim, heads, "
+                   "layers, max_length=context, causal=True); the weights of yours are not the page's "
+                   f"({odd[0]}, ...)")
+    P = nontrivial({n: torch.empty(s) for n, s in _chapter_layout(V, C, D, L).items()})
+    for i in range(L):
+        P[f"blocks.{i}.attn.qkv.bias"] = torch.zeros(3 * D)
+    net.set_params(page_values(P, H, L))
+    ids = torch.randint(0, V, (2, C))
+    if not close(net(ids), logits(P, ids, H, L), atol=1e-4, rtol=1e-4):
+        raise Hint("your copy does not compute what page.MyTransformer computes with its own weights: "
+                   "return page.MyTransformer(..., causal=True) with the GPT's weights copied in")
+
+
+def _chapter_layout(V: int, C: int, D: int, L: int) -> dict[str, tuple]:
+    """The chapter GPT's weights (the tied table once, as tokens.weight), by name: their shapes."""
+    shapes = {"tokens.weight": (V, D), "positions.weight": (C, D), "norm.weight": (D,), "norm.bias": (D,)}
+    for i in range(L):
+        b = f"blocks.{i}."
+        shapes.update({b + "norm1.weight": (D,), b + "norm1.bias": (D,), b + "norm2.weight": (D,),
+                       b + "norm2.bias": (D,), b + "attn.qkv.weight": (3 * D, D),
+                       b + "attn.qkv.bias": (3 * D,),
+                       b + "attn.out.weight": (D, D), b + "attn.out.bias": (D,),
+                       b + "mlp.up.weight": (4 * D, D), b + "mlp.up.bias": (4 * D,),
+                       b + "mlp.down.weight": (D, 4 * D), b + "mlp.down.bias": (D,)})
+    return shapes
+
+
 # ---------------------------------------------------- the chapter's own pieces, for the outer checks
 
 class _Piece(torch.nn.Module):

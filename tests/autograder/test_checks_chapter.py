@@ -130,3 +130,48 @@ def test_a_block_is_checked_with_the_chapters_attention_when_its_own_raises():
             assert type(out) is torch.Tensor and out.shape == x.shape
             if swapped:
                 assert torch.allclose(block.attn(x), chapter.ReferenceSelfAttention(8, 2)(x), atol=1e-6)
+
+
+def _cells_of_09(*names: str) -> str:
+    """The solution's cells of 09 that define `names` (the GIVEN page too), in notebook order."""
+    from autograder import mutants
+    cells = [c.source.partition("# END SOLUTION")[0] for c in mutants.solution_notebook("09_gpt").cells
+             if c.cell_type == "code"
+             and (mutants.defines(c.source) & set(names) or "page = _make_page()" in c.source)]
+    return "from tqdm.auto import tqdm\nfrom course.training import Seed\n" + "\n".join(cells) + "\n"
+
+
+@pytest.mark.parametrize("copy, passes", [
+    ("", True),                                                  # the solution's CopyToMyTransformer
+    # red team red1: the GPT it was given, in a class whose name ends in MyTransformer
+    ("class NotMyTransformer(nn.Module):\n"
+     "    def __init__(self, gpt):\n        super().__init__()\n        self.gpt = gpt\n"
+     "    def forward(self, ids):\n        return chapter_gpt(self.gpt, ids)\n"
+     "def CopyToMyTransformer(gpt):\n    return NotMyTransformer(gpt)\n", False),
+    # the page's layout, but the forward keeps to the GPT it was given (kept out of the parameters)
+    ("def CopyToMyTransformer(gpt):\n"
+     "    net = page.MyTransformer(gpt.cfg.vocab_size, gpt.cfg.dim, gpt.cfg.heads, gpt.cfg.layers,\n"
+     "                             max_length=gpt.cfg.context, causal=True)\n"
+     "    kept = [gpt]\n    net.forward = lambda ids: chapter_gpt(kept[0], ids)\n    return net\n", False),
+])
+def test_a_copy_is_the_pages_transformer_whose_weights_do_the_work(copy, passes):
+    gpt_forward = (
+        "def chapter_gpt(gpt, ids):\n"
+        "    from autograder.checks import chapter\n"
+        "    P = {n: p.detach() for n, p in gpt.named_parameters()}\n"
+        "    return chapter.logits(P, ids, gpt.cfg.heads, gpt.cfg.layers)\n")
+    with notebook(_cells_of_09("Config", "GPTWeights", "CopyToMyTransformer") + gpt_forward + copy) as nb:
+        Config, GPTWeights, Copy = nb.Config, nb.GPTWeights, nb.CopyToMyTransformer
+        torch.manual_seed(3)
+        for V, C, D, H, L in [(30, 12, 12, 3, 2), (17, 9, 16, 2, 1)]:
+            gpt = GPTWeights(Config(vocab_size=V, context=C, dim=D, heads=H, layers=L, dropout=0.0))
+            P = chapter.gpt_weights(gpt)
+            net = Copy(gpt)
+            ids = torch.randint(0, V, (2, C))
+            from course.handles import close
+            assert close(net(ids), chapter.logits(P, ids, H, L), atol=1e-4, rtol=1e-4)   # right logits
+            if passes:
+                chapter.is_page_transformer(net, V, C, D, H, L)
+            else:
+                with pytest.raises(Hint):
+                    chapter.is_page_transformer(net, V, C, D, H, L)

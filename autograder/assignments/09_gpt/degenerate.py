@@ -305,6 +305,34 @@ QUESTIONS = {
                     return page.MyTransformer(cfg.vocab_size, cfg.dim, cfg.heads, cfg.layers,
                                               max_length=cfg.context, causal=True)
             ''',
+            # red team red1: the student's own GPT, loaded with the weights, in a class whose name
+            # ends in MyTransformer (the checks asked for the name only)
+            "own_gpt_named_like_mytransformer": '''
+                class NotReallyMyTransformer(nn.Module):
+                    def __init__(self, gpt):
+                        super().__init__()
+                        self.gpt = GPT(gpt.cfg).eval()
+                        self.gpt.load_state_dict(gpt.state_dict())
+
+                    def forward(self, ids):
+                        return self.gpt(ids)
+
+
+                def CopyToMyTransformer(gpt):
+                    return NotReallyMyTransformer(gpt)
+            ''',
+            # the page's network, but its forward keeps to the GPT it was given
+            "page_layout_gpt_forward": '''
+                def CopyToMyTransformer(gpt):
+                    cfg = gpt.cfg
+                    net = page.MyTransformer(cfg.vocab_size, cfg.dim, cfg.heads, cfg.layers,
+                                             max_length=cfg.context, causal=True)
+                    mine = GPT(cfg).eval()
+                    mine.load_state_dict(gpt.state_dict())
+                    kept = [mine]
+                    net.forward = lambda ids: kept[0](ids)
+                    return net
+            ''',
         },
     ),
 }

@@ -74,15 +74,25 @@ def test_copy_new_gpt(Config, GPTWeights, CopyToMyTransformer):
         h = F.layer_norm(h, (D,), P['norm.weight'], P['norm.bias'])
         return h @ P['tokens.weight'].T
 
-    def is_page_transformer(net):
-        assert any((name.endswith('MyTransformer') for name in net.info()['mro'])), 'CopyToMyTransformer should return a page.MyTransformer'
+    def is_page_transformer(net, V, C, D, H, L):
+        """The copy holds the weights of page.MyTransformer(V, D, H, L, max_length=C): by name and shape."""
+        d = D // H
+        want = {'embed.weight': (V, D), 'position.weight': (C, D), 'norm.weight': (D,), 'norm.bias': (D,), 'out.weight': (V, D), 'out.bias': (V,)}
+        for i in range(L):
+            for name, shape in [('norm1.weight', (D,)), ('norm1.bias', (D,)), ('norm2.weight', (D,)), ('norm2.bias', (D,)), ('attention.mix.weight', (D, D)), ('attention.mix.bias', (D,)), ('mlp.0.weight', (4 * D, D)), ('mlp.0.bias', (4 * D,)), ('mlp.2.weight', (D, 4 * D)), ('mlp.2.bias', (D,))] + [(f'attention.heads.{j}.{m}.weight', (d, D)) for j in range(H) for m in 'QKV']:
+                want[f'blocks.{i}.{name}'] = shape
+        got = {n: tuple(t.shape) for n, t in net.params(values=False).items() if t.is_floating_point() and n.endswith(('weight', 'bias'))}
+        assert got == want, "CopyToMyTransformer should return a page.MyTransformer(..., causal=True): the weights of yours are not the page's"
     Config, GPTWeights = (student(Config), student(GPTWeights))
     CopyToMyTransformer = student(CopyToMyTransformer)
     torch.manual_seed(0)
     gpt = GPTWeights(Config(vocab_size=50, context=16, dim=32, heads=4, layers=2, dropout=0.0))
     P = weights_for(gpt, new=True)
     net = CopyToMyTransformer(gpt)
-    is_page_transformer(net)
+    is_page_transformer(net, 50, 16, 32, 4, 2)
     ids = torch.randint(0, 50, (3, 16))
     assert close(net(ids), chapter_logits(P, ids, 4, 2), atol=1e-05, rtol=0.0001), "the copy's logits differ from the GPT's"
+    copied = net(ids)
+    net.set_params({'blocks.1.attention.heads.2.Q.weight': torch.randn(8, 32)})
+    assert not close(net(ids), copied, atol=1e-06, rtol=0), "new weights in the copy's last block did not change its logits: return page.MyTransformer itself"
 

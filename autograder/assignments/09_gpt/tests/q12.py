@@ -79,9 +79,23 @@ def test_copy_new_gpt(Config, GPTWeights, CopyToMyTransformer):
         h = F.layer_norm(h, (D,), P["norm.weight"], P["norm.bias"])
         return h @ P["tokens.weight"].T
 
-    def is_page_transformer(net):
-        assert any(name.endswith("MyTransformer") for name in net.info()["mro"]), \
-            "CopyToMyTransformer should return a page.MyTransformer"
+    def is_page_transformer(net, V, C, D, H, L):
+        """The copy holds the weights of page.MyTransformer(V, D, H, L, max_length=C): by name and shape."""
+        d = D // H
+        want = {"embed.weight": (V, D), "position.weight": (C, D), "norm.weight": (D,), "norm.bias": (D,),
+                "out.weight": (V, D), "out.bias": (V,)}
+        for i in range(L):
+            for name, shape in [("norm1.weight", (D,)), ("norm1.bias", (D,)), ("norm2.weight", (D,)),
+                                ("norm2.bias", (D,)), ("attention.mix.weight", (D, D)),
+                                ("attention.mix.bias", (D,)), ("mlp.0.weight", (4 * D, D)),
+                                ("mlp.0.bias", (4 * D,)), ("mlp.2.weight", (D, 4 * D)),
+                                ("mlp.2.bias", (D,))] \
+                    + [(f"attention.heads.{j}.{m}.weight", (d, D)) for j in range(H) for m in "QKV"]:
+                want[f"blocks.{i}.{name}"] = shape
+        got = {n: tuple(t.shape) for n, t in net.params(values=False).items()
+               if t.is_floating_point() and n.endswith(("weight", "bias"))}
+        assert got == want, "CopyToMyTransformer should return a page.MyTransformer(..., causal=True): " \
+            "the weights of yours are not the page's"
 
     Config, GPTWeights = student(Config), student(GPTWeights)
     CopyToMyTransformer = student(CopyToMyTransformer)
@@ -89,10 +103,14 @@ def test_copy_new_gpt(Config, GPTWeights, CopyToMyTransformer):
     gpt = GPTWeights(Config(vocab_size=50, context=16, dim=32, heads=4, layers=2, dropout=0.0))
     P = weights_for(gpt, new=True)
     net = CopyToMyTransformer(gpt)
-    is_page_transformer(net)
+    is_page_transformer(net, 50, 16, 32, 4, 2)
     ids = torch.randint(0, 50, (3, 16))
     assert close(net(ids), chapter_logits(P, ids, 4, 2), atol=1e-5, rtol=1e-4), \
         "the copy's logits differ from the GPT's"
+    copied = net(ids)                  # and the copy computes them with its own weights
+    net.set_params({"blocks.1.attention.heads.2.Q.weight": torch.randn(8, 32)})
+    assert not close(net(ids), copied, atol=1e-6, rtol=0), \
+        "new weights in the copy's last block did not change its logits: return page.MyTransformer itself"
 
 
 @test_case(points=1, hidden=True, failure_message="For random sizes and numbers of heads, with non-trivial weights (and no biases on the queries, keys and values), the copy's logits differ from the GPT's. Check which rows of qkv.weight go to which head (head h takes rows h*d to (h+1)*d of the queries, keys and values alike, d = dim // heads), that the whole positions table is copied (max_length = context), and that every other bias (out, up, down, the norms) is copied too.")  # noqa: E501
@@ -108,11 +126,10 @@ def test_copy_random_sizes(Config, GPTWeights, CopyToMyTransformer):
         gpt = GPTWeights(Config(vocab_size=V, context=C, dim=D, heads=H, layers=L, dropout=0.0))
         P = chapter.gpt_weights(gpt)
         net = CopyToMyTransformer(gpt)
-        assert any(name.endswith("MyTransformer") for name in net.info()["mro"]), \
-            "CopyToMyTransformer should return a page.MyTransformer"
         ids = torch.randint(0, V, (2, C))
         assert close(net(ids), chapter.logits(P, ids, H, L), atol=1e-4, rtol=1e-4), \
             f"V={V}, context={C}, dim={D}, heads={H}, layers={L}: the copy's logits differ"
+        chapter.is_page_transformer(net, V, C, D, H, L)   # its weights are the page's, and do the work
 
 
 @test_case(points=1, hidden=True, failure_message="With biases on the keys and values the copy's logits differ. A key bias adds q_i . b_k to every energy of row i, the same for every j: the Boltzmann weights do not change, so it can be left out. A value bias adds b_v to every value, and the weights of a row add up to one, so it comes out of the attention unchanged: out turns it into out.weight @ b_v, which can go into mix's bias.")  # noqa: E501
@@ -128,8 +145,7 @@ def test_copy_with_biases(Config, GPTWeights, CopyToMyTransformer):
         gpt = GPTWeights(Config(vocab_size=V, context=C, dim=D, heads=H, layers=L, dropout=0.0))
         P = chapter.gpt_weights(gpt, kv_bias=True)
         net = CopyToMyTransformer(gpt)
-        assert any(name.endswith("MyTransformer") for name in net.info()["mro"]), \
-            "CopyToMyTransformer should return a page.MyTransformer"
         ids = torch.randint(0, V, (3, C))
         assert close(net(ids), chapter.logits(P, ids, H, L), atol=1e-4, rtol=1e-4), \
             "with biases on the keys and values the copy's logits differ"
+        chapter.is_page_transformer(net, V, C, D, H, L)   # its weights are the page's, and do the work
