@@ -54,8 +54,11 @@ def test_an_interrupted_regrade_leaves_the_finished_week_as_it_was(tmp_path):
     assert "hand_grades.sqlite" in before and "canvas_import.csv" in before and "grades.csv" in before
     # a re-grade after a fix: one notebook is slow, and the instructor presses Ctrl-C half-way
     (subs / NAMES[2]).write_bytes(with_answer("slow", "import time\ntime.sleep(120)\nplt.show()"))
+    # Ctrl-C as in a terminal: a test run started in the background (`make test &`, nohup) inherits
+    # SIGINT ignored, and Python then keeps ignoring it
     proc = subprocess.Popen(grade, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 300
         while not list(out.glob(workspace.STAGING_PREFIX + "*")):
