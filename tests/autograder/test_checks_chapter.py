@@ -7,6 +7,7 @@ import torch
 from checks_helpers import notebook
 
 from autograder.checks import Hint, chapter, suspects
+from course import handles
 
 CHAPTER = '''
 from dataclasses import dataclass
@@ -168,8 +169,7 @@ def test_a_copy_is_the_pages_transformer_whose_weights_do_the_work(copy, passes)
             P = chapter.gpt_weights(gpt)
             net = Copy(gpt)
             ids = torch.randint(0, V, (2, C))
-            from course.handles import close
-            assert close(net(ids), chapter.logits(P, ids, H, L), atol=1e-4, rtol=1e-4)   # right logits
+            assert handles.close(net(ids), chapter.logits(P, ids, H, L), atol=1e-4, rtol=1e-4)   # right logits
             if passes:
                 chapter.is_page_transformer(net, V, C, D, H, L)
             else:
