@@ -169,7 +169,8 @@ def test_a_copy_is_the_pages_transformer_whose_weights_do_the_work(copy, passes)
             P = chapter.gpt_weights(gpt)
             net = Copy(gpt)
             ids = torch.randint(0, V, (2, C))
-            assert handles.close(net(ids), chapter.logits(P, ids, H, L), atol=1e-4, rtol=1e-4)   # right logits
+            # the copy gives the right logits, whatever it is
+            assert handles.close(net(ids), chapter.logits(P, ids, H, L), atol=1e-4, rtol=1e-4)
             if passes:
                 chapter.is_page_transformer(net, V, C, D, H, L)
             else:
