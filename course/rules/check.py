@@ -23,6 +23,45 @@ def _blank_bindings(template: tuple[str, ...]) -> dict[str, str]:
     return blank
 
 
+def _is_docstring(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
+        and isinstance(node.value.value, str)
+
+
+def _placeholder(node: ast.stmt) -> bool:
+    """``...``, ``pass``, a docstring or ``raise NotImplementedError``: what a blank answer holds."""
+    if isinstance(node, ast.Pass) or _is_docstring(node):
+        return True
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+        return node.value.value is Ellipsis
+    if isinstance(node, ast.Raise) and node.exc is not None:
+        exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+        return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+    return False
+
+
+_BARE_BASES = frozenset({"Module", "object"})
+
+
+def is_stub(node: ast.stmt) -> bool:
+    """Whether a definition is still only a template: a function whose body is ``...`` (or
+    ``pass``, a docstring, ``raise NotImplementedError``), or a class whose every method is one
+    (a class of nothing but placeholders counts when its only bases are ``nn.Module``/object,
+    since a class that only names a working base is an answer)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return all(_placeholder(b) for b in node.body)
+    if not isinstance(node, ast.ClassDef):
+        return False
+    methods = [b for b in node.body if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if any(not isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _placeholder(b)
+           for b in node.body):
+        return False
+    if methods:
+        return all(is_stub(m) for m in methods)
+    bases = [b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", None) for b in node.bases]
+    return all(b in _BARE_BASES for b in bases) and not node.keywords
+
+
 def static_uses(cells: Iterable[str], roots: Iterable[str],
                 template: Iterable[str] | None = None) -> list[str]:
     """What the definitions of ``roots`` (and every notebook-level name they use) do against the
@@ -32,7 +71,9 @@ def static_uses(cells: Iterable[str], roots: Iterable[str],
 
     Also a problem: a root with no notebook-level definition at all (the code that answers for it
     cannot be read), and, with ``template``, a root whose definition is still the blank one
-    (whatever answered for it, it was not that definition)."""
+    (whatever answered for it, it was not that definition), and one whose definition holds
+    nothing but placeholders (:func:`is_stub`: the blank template, whether or not ``template`` is
+    known, as in the student's own kernel)."""
     cells = tuple(cells)
     roots = list(roots)
     template = tuple(template) if template is not None else None
@@ -47,6 +88,9 @@ def static_uses(cells: Iterable[str], roots: Iterable[str],
         found += [f"{r} is still the blank template" for r in roots
                   if r in statements and r in blank
                   and ast.dump(last_binding(statements[r], r)) == blank[r]]
+    found += [f"{r} is not written yet (its code is only a placeholder such as `...`)" for r in roots
+              if r in statements and is_stub(last_binding(statements[r], r))
+              and f"{r} is still the blank template" not in found]
     for n in followed(statements, roots):
         for f in reading.by_node.get(id(n), ()):
             if reading.own[f.cell]:

@@ -369,6 +369,40 @@ def test_a_blank_template_is_still_blank_when_its_objects_call_methods():
     assert static_uses(cells, ["MyT"], [SETUP, blank]) == ["MyT is still the blank template"]
 
 
+STUB_BLOCK = "class Block(nn.Module):\n    def __init__(self, dim, heads):\n        ...\n\n" \
+    "    def forward(self, x):\n        ...\n"
+
+
+def test_a_placeholder_answer_is_no_answer_with_or_without_the_blank_notebook():
+    """The student's kernel has no blank notebook (Otter's self-check, nbgrader's kernel): a
+    definition of nothing but placeholders is still no answer there, and in the judge when its
+    signature was changed (no rules point for a question left unanswered)."""
+    for code in (STUB_BLOCK, STUB_BLOCK.replace("heads", "heads, causal=False"),
+                 "def Attention(q, k, v):\n    \"\"\"Write me.\"\"\"\n    raise NotImplementedError\n",
+                 "@torch.no_grad()\ndef Write(net, L=32):\n    pass\n",
+                 "class Block(nn.Module):\n    pass\n"):
+        name = "Attention" if "Attention" in code else "Write" if "Write" in code else "Block"
+        kernel = static_uses([SETUP, code], [name], [SETUP])
+        assert len(kernel) == 1 and "not written yet" in kernel[0], (code, kernel)
+        judge = static_uses([SETUP, code], [name], [SETUP, STUB_BLOCK])
+        assert judge in (kernel, ["Block is still the blank template"]), judge
+    # the blank notebook's own definition is named once, as the blank template
+    blank = static_uses([SETUP, STUB_BLOCK], ["Block"], [SETUP, STUB_BLOCK])
+    assert blank == ["Block is still the blank template"]
+
+
+def test_answers_that_only_look_short_are_answers():
+    """A class that names a working base, a method that returns, a placeholder method beside a
+    working one: answers, not templates."""
+    honest = "class Mine(nn.Module):\n    def forward(self, x):\n        return x\n\n"
+    for code in (honest + "class Block(Mine):\n    pass\n",
+                 honest + "class Block(Mine):\n    def forward(self, x):\n        return 2 * x\n",
+                 "class Block(nn.Module):\n    def extra(self):\n        ...\n\n"
+                 "    def forward(self, x):\n        return x\n",
+                 "def Attention(q, k, v):\n    return q, k\n"):
+        name = "Attention" if "Attention" in code else "Block"
+        assert static_uses([SETUP, code], [name], [SETUP]) == [], code
+
 WORKER = """class Job(torch.utils.data.Dataset):
     def __init__(self, args):
         self.args = args
