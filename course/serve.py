@@ -117,6 +117,30 @@ class _CallbackModule(nn.Module):
         return out.to(device) if isinstance(out, torch.Tensor) and out.device != device else out
 
 
+class PretendLogits(nn.Module):
+    """A pretend network for the checks of text writers (08's WriteLeftToRight): logits ``last`` at
+    the last position and ``elsewhere`` at every other, whatever the tokens. A check makes it here,
+    beside the notebook's code (``given("serve.PretendLogits")``), with numbers of its own, so
+    that sampling hundreds of tokens costs no round trip per token; the check still counts what
+    the notebook's code wrote. One parameter (zero) so that ``next(net.parameters()).device``
+    and ``.to(device)`` work."""
+
+    def __init__(self, last: torch.Tensor, elsewhere: torch.Tensor) -> None:
+        super().__init__()
+        for t in (last, elsewhere):
+            if type(t) is not torch.Tensor or t.dim() != 1 or not t.is_floating_point() \
+                    or t.shape != last.shape:
+                raise RequestError("PretendLogits takes two 1-d float tensors of one length")
+        self.anchor = nn.Parameter(torch.zeros(1))
+        self.register_buffer("last", last.clone(), persistent=False)
+        self.register_buffer("elsewhere", elsewhere.clone(), persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        logits = self.elsewhere.expand(*x.shape, len(self.elsewhere)).clone()
+        logits[..., -1, :] = self.last
+        return logits
+
+
 class Server:
     """Answers requests about the objects of the namespace ``env``.
 

@@ -1,7 +1,9 @@
 """08's WriteLeftToRight, checked with pretend networks of the check's own: networks whose logits
 the check chose, so that only a function that reads them the right way writes what they like.
 A pretend network lives on the checking side; the student's function gets a stand-in whose calls
-come back to it, and it keeps every input it was fed.
+come back to it, and it keeps every input it was fed. One that only answers with fixed logits is
+made on the student's side from the check's numbers (:func:`last_and_elsewhere`): a writer samples
+hundreds of tokens from it, and a round trip per token would be most of 08's grading time.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import Any
 import torch
 import torch.nn as nn
 
+from course.handles import Handle, given
 from course.stories import STORY_MASK, STORY_UNK, StoryTokens, story_vocab
 
 
@@ -27,13 +30,12 @@ class Pretend(nn.Module):
         return self.logits_of(x)
 
 
-def last_and_elsewhere(last: torch.Tensor, elsewhere: torch.Tensor) -> Pretend:
-    """Logits `last` at the last position and `elsewhere` at every other."""
-    def logits_of(x: torch.Tensor) -> torch.Tensor:
-        logits = elsewhere.expand(*x.shape, len(story_vocab)).clone()
-        logits[..., -1, :] = last
-        return logits
-    return Pretend(logits_of)
+def last_and_elsewhere(last: torch.Tensor, elsewhere: torch.Tensor) -> Handle:
+    """Logits `last` at the last position and `elsewhere` at every other, whatever the tokens: made
+    on the student's side (``course.serve.PretendLogits``), from these numbers, so that a writer
+    asked for hundreds of tokens costs one request, not one round trip a token. (It keeps nothing
+    of what it is fed: a check that reads what the writer fed its network uses :class:`Pretend`.)"""
+    return given("serve.PretendLogits")(last, elsewhere)
 
 
 def following(after: torch.Tensor) -> Pretend:
@@ -65,7 +67,7 @@ def story(text: Any) -> torch.Tensor:
     return StoryTokens(text)
 
 
-def fractions(WriteLeftToRight: Any, net: Pretend, temperature: float, runs: int,
+def fractions(WriteLeftToRight: Any, net: Any, temperature: float, runs: int,
               tokens: tuple) -> list[float]:
     """How often each of `tokens` comes after "the" in `runs` stories of 32 tokens."""
     written: list[int] = []

@@ -80,9 +80,10 @@ def WriteLeftToRight(net, start, L=32, temperature=1.0, position=-1):
 def test_pretend_networks_find_which_position_a_writer_reads():
     torch.manual_seed(0)
     last, elsewhere = writing.some_words(2)
-    net = writing.last_and_elsewhere(writing.favour([last], [30.0]), writing.favour([elsewhere], [30.0]))
     for code, wrote in [(WRITE, last), (WRITE.replace("position=-1", "position=0"), elsewhere)]:
         with notebook(code) as nb:
+            net = writing.last_and_elsewhere(writing.favour([last], [30.0]),
+                                             writing.favour([elsewhere], [30.0]))
             assert writing.story(nb.WriteLeftToRight(net, "the big", L=6))[2:].tolist() == [wrote] * 4
     with notebook(WRITE) as nb:
         a, b = writing.some_words(2)
