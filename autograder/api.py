@@ -97,7 +97,7 @@ def _grade(config: GradeConfig, asg: assignment_mod.Assignment, out: Path, final
     except userns.UnsafePod as exc:
         raise GradingError(f"{exc}; not grading as the node's root with CAP_SYS_ADMIN") from exc
     limits = {"timeout": config.timeout, "cell_timeout": config.cell_timeout, "memory": config.memory}
-    startup = 0.0
+    startup = grading = 0.0
     try:
         staging = grader.make_root()
         try:  # every notebook is streamed into the batch's private staging folder
@@ -125,6 +125,7 @@ def _grade(config: GradeConfig, asg: assignment_mod.Assignment, out: Path, final
             grader.start(to_run, prepared=cache is not None, only=plan.partial if plan else None)
             startup = time.monotonic() - t0
             results = grader.run()
+            grading = time.monotonic() - t0 - startup
         else:                      # an empty shard, or every row reused: nothing to run
             if cache is None:
                 grader.ws.prepare(subs)
@@ -143,7 +144,8 @@ def _grade(config: GradeConfig, asg: assignment_mod.Assignment, out: Path, final
     meta = {"workers": config.workers, "mode": ws.mode, "mode_note": sandbox.MODE_NOTES[ws.mode],
             "cgroups": ws.cg.kind if ws.cg else "none", "cgroups_note": ws.cg_note,
             "warnings": grader.warnings, "wall_seconds": time.monotonic() - t0,
-            "startup_seconds": round(startup, 3), "grader_peak_memory_mb": peak_memory_mb()}
+            "startup_seconds": round(startup, 3), "grading_seconds": round(grading, 3),
+            "grader_peak_memory_mb": peak_memory_mb()}
     if plan is not None:
         meta["cache"] = {"reused": len(plan.reused), "partial": len(plan.partial), "fresh": plan.fresh}
     if final is None:

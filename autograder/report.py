@@ -388,6 +388,7 @@ def write_all(out_dir: Path, assignment: Assignment, results: list[Result], meta
     timings = {"wall_seconds": round(meta.get("wall_seconds", 0.0), 3), "workers": meta.get("workers"),
                "grader_peak_memory_mb": meta.get("grader_peak_memory_mb"),
                "startup_seconds": meta.get("startup_seconds"),
+               "grading_seconds": meta.get("grading_seconds"),
                "submissions": [{"file": r.file, "seconds": round(r.seconds, 3),
                                 "exec_seconds": round(r.exec_seconds, 3),
                                 "peak_memory_mb": _mb(r.peak_memory), **r.traffic,
