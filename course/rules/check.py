@@ -29,11 +29,22 @@ def _is_docstring(node: ast.stmt) -> bool:
 
 
 def _placeholder(node: ast.stmt) -> bool:
-    """``...``, ``pass``, a docstring or ``raise NotImplementedError``: what a blank answer holds."""
+    """What a blank answer holds: ``...``, ``pass``, a docstring, ``raise NotImplementedError``, and
+    the lines the blank notebooks keep around the ``...``: ``super().__init__(...)`` and a given
+    helper handed the object alone (07's ``SmallStart(self)``). None of them stores or returns
+    anything, so a method made of them does nothing of the answer's."""
     if isinstance(node, ast.Pass) or _is_docstring(node):
         return True
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
         return node.value.value is Ellipsis
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        call = node.value
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "__init__" and isinstance(func.value, ast.Call) \
+                and isinstance(func.value.func, ast.Name) and func.value.func.id == "super":
+            return True
+        return isinstance(func, ast.Name) and not call.keywords and len(call.args) == 1 \
+            and isinstance(call.args[0], ast.Name) and call.args[0].id == "self"
     if isinstance(node, ast.Raise) and node.exc is not None:
         exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
         return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
@@ -44,22 +55,19 @@ _BARE_BASES = frozenset({"Module", "object"})
 
 
 def is_stub(node: ast.stmt) -> bool:
-    """Whether a definition is still only a template: a function whose body is ``...`` (or
-    ``pass``, a docstring, ``raise NotImplementedError``), or a class whose every method is one
-    (a class of nothing but placeholders counts when its only bases are ``nn.Module``/object,
-    since a class that only names a working base is an answer)."""
+    """Whether a definition is still only a template: a function whose body holds nothing but
+    placeholders (``...``, ``pass``, ...: :func:`_placeholder`), or a class whose only bases are
+    ``nn.Module``/object and whose body and methods hold nothing else (a class that names a
+    working base is an answer, however short)."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return all(_placeholder(b) for b in node.body)
     if not isinstance(node, ast.ClassDef):
         return False
-    methods = [b for b in node.body if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    if any(not isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _placeholder(b)
-           for b in node.body):
-        return False
-    if methods:
-        return all(is_stub(m) for m in methods)
     bases = [b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", None) for b in node.bases]
-    return all(b in _BARE_BASES for b in bases) and not node.keywords
+    if node.keywords or not all(b in _BARE_BASES for b in bases):
+        return False
+    return all(is_stub(b) if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) else _placeholder(b)
+               for b in node.body)
 
 
 def static_uses(cells: Iterable[str], roots: Iterable[str],

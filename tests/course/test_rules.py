@@ -380,7 +380,11 @@ def test_a_placeholder_answer_is_no_answer_with_or_without_the_blank_notebook():
     for code in (STUB_BLOCK, STUB_BLOCK.replace("heads", "heads, causal=False"),
                  "def Attention(q, k, v):\n    \"\"\"Write me.\"\"\"\n    raise NotImplementedError\n",
                  "@torch.no_grad()\ndef Write(net, L=32):\n    pass\n",
-                 "class Block(nn.Module):\n    pass\n"):
+                 "class Block(nn.Module):\n    pass\n",
+                 # 09's and 07's blank classes keep a line or two around the `...`
+                 "class Block(nn.Module):\n    def __init__(self, cfg):\n        super().__init__()\n"
+                 "        ...\n        SmallStart(self)\n\n"
+                 "    @staticmethod\n    def init(m):\n        ...\n"):
         name = "Attention" if "Attention" in code else "Write" if "Write" in code else "Block"
         kernel = static_uses([SETUP, code], [name], [SETUP])
         assert len(kernel) == 1 and "not written yet" in kernel[0], (code, kernel)
@@ -399,7 +403,13 @@ def test_answers_that_only_look_short_are_answers():
                  honest + "class Block(Mine):\n    def forward(self, x):\n        return 2 * x\n",
                  "class Block(nn.Module):\n    def extra(self):\n        ...\n\n"
                  "    def forward(self, x):\n        return x\n",
-                 "def Attention(q, k, v):\n    return q, k\n"):
+                 "def Attention(q, k, v):\n    return q, k\n",
+                 # a subclass of a working class that only passes its arguments on
+                 honest + "class Block(Mine):\n    def __init__(self, d):\n        super().__init__(d)\n",
+                 # code written above a `...` the student forgot to delete
+                 "class Block(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n"
+                 "        self.l = nn.Linear(d, d)\n        ...\n\n    def forward(self, x):\n"
+                 "        ...\n        return self.l(x)\n"):
         name = "Attention" if "Attention" in code else "Block"
         assert static_uses([SETUP, code], [name], [SETUP]) == [], code
 
