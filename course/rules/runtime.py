@@ -4,6 +4,31 @@ from __future__ import annotations
 
 from .allowed import FORBIDDEN_NAMES, forbidden_word
 
+_MODE_CLASS = None
+
+
+def _mode_class() -> type:
+    """The TorchFunctionMode that records into a set, made once (every request of a check enters a
+    watch; making the class each time was most of its cost)."""
+    global _MODE_CLASS
+    if _MODE_CLASS is None:
+        from torch.overrides import TorchFunctionMode
+
+        class _Mode(TorchFunctionMode):
+            def __init__(self, used: set[str]) -> None:
+                super().__init__()
+                self.used = used
+
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                name = getattr(func, "__name__", "")
+                word = forbidden_word(name) if type(name) is str else None
+                if word:
+                    self.used.add(word)
+                return func(*args, **(kwargs or {}))
+
+        _MODE_CLASS = _Mode
+    return _MODE_CLASS
+
 
 class Watch:
     """Records forbidden torch functions and modules used while it is on (a TorchFunctionMode)."""
@@ -13,19 +38,7 @@ class Watch:
         self._mode = None
 
     def __enter__(self) -> Watch:
-        from torch.overrides import TorchFunctionMode
-
-        watch = self
-
-        class _Mode(TorchFunctionMode):
-            def __torch_function__(self, func, types, args=(), kwargs=None):
-                name = getattr(func, "__name__", "")
-                word = forbidden_word(name) if type(name) is str else None
-                if word:
-                    watch.used.add(word)
-                return func(*args, **(kwargs or {}))
-
-        self._mode = _Mode()
+        self._mode = _mode_class()(self.used)
         self._mode.__enter__()
         return self
 
