@@ -3,7 +3,13 @@ built files are as its last build left them is not built again; a change to its 
 earlier master's reference cells, or to one of its built files makes it stale, and says which."""
 from __future__ import annotations
 
+import pytest
+
 from instructor import build, masters, stamps, test_files
+
+# builds into the repository and edits a built file for a moment: with the end-to-end half, which
+# reads the built files, and not beside it (`make test` runs the unit half alongside)
+pytestmark = pytest.mark.e2e
 
 NAME = "03_attention"
 
