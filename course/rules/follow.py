@@ -134,8 +134,8 @@ def _stored(node: ast.AST) -> set[str]:
 
 
 def _stored_in_place(node: ast.AST, statements: set[int]) -> set[str | None]:
-    """``t.x = ...``, ``t[k] = ...``, ``del t.x``, ``setattr(t, ...)`` and ``t.m(...)`` as a statement
-    of its own (``statements``: the ids of the statements' calls)."""
+    """``t.x = ...``, ``t[k] = ...``, ``del t.x``, ``setattr(t, ...)``, ``t += ...`` and ``t.m(...)`` as
+    a statement of its own (``statements``: the ids of the statements' calls)."""
     names: set[str | None] = set()
     for n in ast.walk(node):
         if isinstance(n, (ast.Attribute, ast.Subscript)) and not isinstance(n.ctx, ast.Load):
@@ -145,13 +145,17 @@ def _stored_in_place(node: ast.AST, statements: set[int]) -> set[str | None]:
             names.add(_root_name(n.args[0]))
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and id(n) in statements:
             names.add(_root_name(n.func.value))
+    # ``stack += [piece]`` grows the list ``stack`` names in place (red team red3: through a second
+    # name for the list the graded code reads); in a function it defines, such a name is its own
+    names |= {n.target.id for n, local in _scoped_walk(node)
+              if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id not in local}
     return names
 
 
 def _touched(node: ast.AST, modules: frozenset[str] = frozenset(),
              changing: frozenset[str] = frozenset(), own: frozenset[str] = frozenset()) -> set[str]:
     """The names whose objects a statement (or a function it defines) may change in place:
-    ``h.x = ...``, ``h[k] = ...``, ``del h.x``, ``setattr(h, ...)``, and a method called on
+    ``h.x = ...``, ``h[k] = ...``, ``del h.x``, ``setattr(h, ...)``, ``h += ...``, and a method called on
     them anywhere, in a statement of its own or inside an expression (``h.append(...)``,
     ``_ = h.update(f=...)``, ``[h.setdefault(k, v)]``): any method may change its object (inside
     an expression, when it is handed anything but constants: ``q.transpose(-2, -1)`` can put no

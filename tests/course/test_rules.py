@@ -384,7 +384,10 @@ def test_a_placeholder_answer_is_no_answer_with_or_without_the_blank_notebook():
                  # 09's and 07's blank classes keep a line or two around the `...`
                  "class Block(nn.Module):\n    def __init__(self, cfg):\n        super().__init__()\n"
                  "        ...\n        SmallStart(self)\n\n"
-                 "    @staticmethod\n    def init(m):\n        ...\n"):
+                 "    @staticmethod\n    def init(m):\n        ...\n",
+                 # red team red3: one line that computes nothing beside the `...`
+                 STUB_BLOCK.replace("    def forward(self, x):\n        ...\n",
+                                    "    def forward(self, x):\n        todo = None\n        return None\n")):
         name = "Attention" if "Attention" in code else "Write" if "Write" in code else "Block"
         kernel = static_uses([SETUP, code], [name], [SETUP])
         assert len(kernel) == 1 and "not written yet" in kernel[0], (code, kernel)
@@ -404,6 +407,8 @@ def test_answers_that_only_look_short_are_answers():
                  "class Block(nn.Module):\n    def extra(self):\n        ...\n\n"
                  "    def forward(self, x):\n        return x\n",
                  "def Attention(q, k, v):\n    return q, k\n",
+                 # a data class of constants is an answer (09's Config)
+                 "class Block:\n    dim: int = 128\n    heads: int = 4\n",
                  # a subclass of a working class that only passes its arguments on
                  honest + "class Block(Mine):\n    def __init__(self, d):\n        super().__init__(d)\n",
                  # code written above a `...` the student forgot to delete
@@ -495,3 +500,18 @@ def test_a_self_check_counts_the_notebooks_setup_cell_as_the_courses():
     assert static_uses(local.cells(), ["Attention"], local.template()) == []
     fake = handles.LocalTransport({"In": ["", SETUP_MARK + "\n" + IN_CAPTURE]})
     assert static_uses(fake.cells(), ["Attention"], fake.template()) != []
+
+
+def test_a_piece_put_into_a_list_by_a_second_name_with_plus_equals_is_followed():
+    """Red team red3: ``stack = shelf; stack += [F.scaled_dot_product_attention]`` grew the list the
+    graded code reads, unseen (``stack.append(...)`` was followed); a local ``+=`` in a function is
+    not the notebook's name."""
+    graded = "def Attention(q, k, v):\n    return shelf[0](q, k, v), None\n"
+    for grow in ("stack += [F.scaled_dot_product_attention]\n",
+                 "stack.append(F.scaled_dot_product_attention)\n"):
+        broken, _ = _rules("shelf = []\nstack = shelf\n" + grow + graded)
+        assert any("scaled_dot_product_attention" in b for b in broken), (grow, broken)
+    local = ("shelf = [torch.softmax]\nstack = shelf\n"
+             "def total(xs):\n    stack = []\n    stack += [F.scaled_dot_product_attention]\n"
+             "    return stack\n")
+    assert _rules(local + graded)[0] == []
