@@ -122,8 +122,10 @@ class PretendLogits(nn.Module):
     the last position and ``elsewhere`` at every other, whatever the tokens. A check makes it here,
     beside the notebook's code (``given("serve.PretendLogits")``), with numbers of its own, so
     that sampling hundreds of tokens costs no round trip per token; the check still counts what
-    the notebook's code wrote. One parameter (zero) so that ``next(net.parameters()).device``
-    and ``.to(device)`` work."""
+    the notebook's code wrote. The numbers live in a closure, out of the notebook's reach (a writer
+    that changed them in place wrote what it liked: red team red3), and every call answers with a
+    new tensor. One parameter (zero) so that ``next(net.parameters()).device`` and ``.to(device)``
+    work."""
 
     def __init__(self, last: torch.Tensor, elsewhere: torch.Tensor) -> None:
         super().__init__()
@@ -132,13 +134,16 @@ class PretendLogits(nn.Module):
                     or t.shape != last.shape:
                 raise RequestError("PretendLogits takes two 1-d float tensors of one length")
         self.anchor = nn.Parameter(torch.zeros(1))
-        self.register_buffer("last", last.clone(), persistent=False)
-        self.register_buffer("elsewhere", elsewhere.clone(), persistent=False)
+        kept_last, kept_elsewhere = last.detach().clone(), elsewhere.detach().clone()
+
+        def logits_of(x: torch.Tensor) -> torch.Tensor:
+            logits = kept_elsewhere.expand(*x.shape, len(kept_elsewhere)).clone()
+            logits[..., -1, :] = kept_last
+            return logits
+        object.__setattr__(self, "_logits_of", logits_of)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        logits = self.elsewhere.expand(*x.shape, len(self.elsewhere)).clone()
-        logits[..., -1, :] = self.last
-        return logits
+        return self._logits_of(x).to(self.anchor.device)
 
 
 class Server:

@@ -91,3 +91,17 @@ def test_pretend_networks_find_which_position_a_writer_reads():
         net = writing.last_and_elsewhere(logits, logits)
         share = writing.fractions(nb.WriteLeftToRight, net, 1.0, 2, (a, b))
         assert 0.6 < share[0] < 0.99 and share[0] + share[1] == 1
+
+
+def test_a_writer_cannot_change_the_pretend_networks_numbers():
+    """Red team red3: the fixed-logit pretend network lives in the notebook's process; its numbers
+    are in a closure (no buffers to overwrite) and every call answers with a new tensor."""
+    tamper = WRITE.replace("    x = StoryTokens(start)\n",
+                           "    x = StoryTokens(start)\n    for b in net.buffers():\n        b.fill_(0)\n"
+                           "    net(x[None])[0].fill_(0)\n")
+    torch.manual_seed(0)
+    last, elsewhere = writing.some_words(2)
+    with notebook(tamper) as nb:
+        net = writing.last_and_elsewhere(writing.favour([last], [30.0]), writing.favour([elsewhere], [30.0]))
+        assert net.buffers() == {}
+        assert writing.story(nb.WriteLeftToRight(net, "the big", L=6))[2:].tolist() == [last] * 4
