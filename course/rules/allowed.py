@@ -17,7 +17,8 @@ FORBIDDEN_NAMES = {
 }
 # torch's own kernels behind those pieces, by the words in their names (for the runtime watch)
 KERNEL_WORDS = ("scaled_dot_product", "multi_head_attention", "transformer_encoder", "transformer_decoder",
-                "flash_attention", "efficient_attention", "cudnn_attention", "triton_scaled_dot")
+                "flash_attention", "efficient_attention", "cudnn_attention", "triton_scaled_dot",
+                "flex_attention")
 
 
 @functools.lru_cache(maxsize=4096)

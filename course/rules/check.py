@@ -28,6 +28,22 @@ def _is_docstring(node: ast.stmt) -> bool:
         and isinstance(node.value.value, str)
 
 
+def _does_nothing(node: ast.stmt) -> bool:
+    """In a function's body: a placeholder, ``return`` of a constant, or a constant put into a
+    name of its own (``todo = None``): a body of these computes nothing (red team red3: one such
+    line beside the ``...`` kept a blank piece's rules point)."""
+    if _placeholder(node):
+        return True
+    if isinstance(node, ast.Return):
+        return node.value is None or isinstance(node.value, ast.Constant)
+    if isinstance(node, ast.Assign):
+        return all(isinstance(t, ast.Name) for t in node.targets) and isinstance(node.value, ast.Constant)
+    if isinstance(node, ast.AnnAssign):
+        return isinstance(node.target, ast.Name) and (node.value is None
+                                                      or isinstance(node.value, ast.Constant))
+    return False
+
+
 def _placeholder(node: ast.stmt) -> bool:
     """What a blank answer holds: ``...``, ``pass``, a docstring, ``raise NotImplementedError``, and
     the lines the blank notebooks keep around the ``...``: ``super().__init__(...)`` and a given
@@ -55,12 +71,12 @@ _BARE_BASES = frozenset({"Module", "object"})
 
 
 def is_stub(node: ast.stmt) -> bool:
-    """Whether a definition is still only a template: a function whose body holds nothing but
-    placeholders (``...``, ``pass``, ...: :func:`_placeholder`), or a class whose only bases are
+    """Whether a definition is still only a template: a function whose body computes nothing
+    (placeholders such as ``...``, constants: :func:`_does_nothing`), or a class whose only bases are
     ``nn.Module``/object and whose body and methods hold nothing else (a class that names a
     working base is an answer, however short)."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return all(_placeholder(b) for b in node.body)
+        return all(_does_nothing(b) for b in node.body)
     if not isinstance(node, ast.ClassDef):
         return False
     bases = [b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", None) for b in node.bases]
