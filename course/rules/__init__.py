@@ -5,8 +5,9 @@ The reading is in small modules of this package, one job each: ``allowed`` (what
 data) and ``resolve`` (how a chain is resolved against the real modules), ``magics`` (IPython
 syntax as Python), ``scopes`` (the first pass: scopes and bindings), ``checker`` (the second pass:
 findings, by job: ``visitor``, ``chains``, ``calls``, ``definitions``), ``reading`` (one notebook
-read), ``follow`` (what the graded definitions depend on), ``check`` (the verdicts) and ``runtime``
-(what runs in the submission's process). What other code may use is imported here.
+read), ``follow`` (what the graded definitions depend on), ``stubs`` (a definition that is still
+only a template), ``check`` (the verdicts) and ``runtime`` (what runs in the submission's
+process). What other code may use is imported here.
 
 **What a notebook may use.** Rules by what is allowed, read from the notebook's code on the
 grader's side (never in the submission's process):
