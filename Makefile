@@ -38,11 +38,12 @@ STARTED := $(shell date +%s)
 ELAPSED  = s=$$(( $$(date +%s) - $(STARTED) )); echo "make test: $$((s / 60)) min $$((s % 60)) s"
 
 # The two halves run side by side: the end-to-end half leaves most of a second core idle (it waits on
-# kernels, sandboxes and browsers), and the unit half fits in it. The unit half's output follows.
+# kernels, sandboxes and browsers), and the unit half fits in it, a little less urgent (nice), since
+# the end-to-end half takes longest. The unit half's output follows.
 test: $(VENV)/.stamp $(STORIES) lint
 	@$(PY) -m course build --check && \
 	unit_log=$$(mktemp) && \
-	{ COURSE_SHARED="$(abspath $(SHARED))" $(PY) -m pytest -q -m unit -p no:cacheprovider \
+	{ COURSE_SHARED="$(abspath $(SHARED))" nice -n 5 $(PY) -m pytest -q -m unit -p no:cacheprovider \
 		>"$$unit_log" 2>&1 & } && unit=$$! && \
 	COURSE_SHARED="$(abspath $(SHARED))" $(PY) -m pytest -q -m e2e --durations=25; e2e=$$?; \
 	wait $$unit; u=$$?; echo "-- the unit half (pytest -m unit):"; cat "$$unit_log"; rm -f "$$unit_log"; \
