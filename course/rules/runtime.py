@@ -2,32 +2,30 @@
 away and never give them (the verdicts are read from the code, on the grader's side)."""
 from __future__ import annotations
 
+import functools
+
 from .allowed import FORBIDDEN_NAMES, forbidden_word
 
-_MODE_CLASS = None
 
-
+@functools.cache
 def _mode_class() -> type:
     """The TorchFunctionMode that records into a set, made once (every request of a check enters a
     watch; making the class each time was most of its cost)."""
-    global _MODE_CLASS
-    if _MODE_CLASS is None:
-        from torch.overrides import TorchFunctionMode
+    from torch.overrides import TorchFunctionMode
 
-        class _Mode(TorchFunctionMode):
-            def __init__(self, used: set[str]) -> None:
-                super().__init__()
-                self.used = used
+    class _Mode(TorchFunctionMode):
+        def __init__(self, used: set[str]) -> None:
+            super().__init__()
+            self.used = used
 
-            def __torch_function__(self, func, types, args=(), kwargs=None):
-                name = getattr(func, "__name__", "")
-                word = forbidden_word(name) if type(name) is str else None
-                if word:
-                    self.used.add(word)
-                return func(*args, **(kwargs or {}))
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            name = getattr(func, "__name__", "")
+            word = forbidden_word(name) if type(name) is str else None
+            if word:
+                self.used.add(word)
+            return func(*args, **(kwargs or {}))
 
-        _MODE_CLASS = _Mode
-    return _MODE_CLASS
+    return _Mode
 
 
 class Watch:
