@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from . import assignment as assignment_mod
-from . import cgroups, handgrading, inputs, report, sandbox, shipped
+from . import cgroups, handgrading, inputs, lockdown, report, sandbox, shipped
 from .config import GradeConfig
 
 REPO = Path(__file__).resolve().parent.parent
@@ -129,7 +129,7 @@ class Workspace:
         self.asg = asg
         self.out = out.resolve()
         self.warnings = warnings
-        self.restore_modes: dict[str, int] = {}
+        self.lockdown: lockdown.Lockdown | None = None
         self.cg: cgroups.Batch | None = None
         self.cg_note = ""
         self.pool: sandbox.UidPool | None = None
@@ -170,12 +170,11 @@ class Workspace:
                 self.pool.release()
                 self.pool = None
         if self.mode == "user":
-            for p in self.hide:
-                if os.path.isdir(p):
-                    self.restore_modes[p] = os.stat(p).st_mode & 0o7777
-            for p in self.unshipped:            # the course's answers of later weeks
-                self.restore_modes[p] = os.stat(p).st_mode & 0o7777
-            sandbox.lock_down([Path(p) for p in self.restore_modes])
+            closed = [p for p in self.hide if os.path.isdir(p)]
+            closed += self.unshipped            # the course's answers of later weeks
+            # shared with any other batch on this machine: the last one to finish reopens them
+            self.lockdown = lockdown.Lockdown(closed)
+            self.lockdown.close_folders()
             self._warn_readable_inputs()
         elif self.mode == "weak":
             self.warnings.append(sandbox.MODE_NOTES["weak"])
@@ -291,13 +290,15 @@ class Workspace:
 
     # ------------------------------------------------------------ tear-down
     def close(self) -> None:
-        """Undo it all: folder modes restored, every uid's processes killed and the uids given back,
-        the batch's cgroup removed, the private folder deleted."""
-        for path, mode in self.restore_modes.items():
-            os.chmod(path, mode)
+        """Undo it all: every uid's processes killed, then the folders' modes put back (by the last
+        batch still running), the uids given back, the batch's cgroup removed, the private folder
+        deleted."""
         if self.pool is not None:
             for uid in self.pool.uids:
                 sandbox.kill_uid(uid)
+        if self.lockdown is not None:
+            self.lockdown.release()
+        if self.pool is not None:
             self.pool.release()
         if self.cg is not None:
             self.cg.close()
