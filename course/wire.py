@@ -41,6 +41,12 @@ DTYPES = {str(t).removeprefix("torch."): t for t in (
     torch.int16, torch.int8, torch.uint8, torch.bool)}
 
 
+DTYPE_NAMES = {t: name for name, t in DTYPES.items()}
+ELEMENT_SIZES = {t: torch.empty((), dtype=t).element_size() for t in DTYPES.values()}
+# made once: json.dumps / json.loads with options build a new encoder or decoder at every call
+_JSON_OUT = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+
 class WireError(ValueError):
     """A message that is not well-formed plain data."""
 
@@ -73,7 +79,10 @@ def to_plain(value: Any, refer: Any = None, _depth: int = 0) -> Any:
     turned into the built-in types (so a ``float`` whose ``__sub__`` lies arrives as a float)."""
     if _depth > MAX_DEPTH:
         raise WireError("too deeply nested")
-    if value is None or isinstance(value, (torch.Tensor, Ref, _Tuple, _Dict)):
+    kind = type(value)
+    if value is None or kind is int or kind is float or kind is str or kind is bool:
+        return value                  # already of the exact built-in type (the common case)
+    if isinstance(value, (torch.Tensor, Ref, _Tuple, _Dict)):
         return value
     if isinstance(value, bool):
         return True if value else False
@@ -116,6 +125,11 @@ def encode(message: dict, refer: Any = None, meta: bool = False) -> bytes:
     blobs: list[bytes] = []
 
     def tree(v: Any) -> Any:
+        kind = type(v)
+        if v is None or kind is int or kind is str or kind is bool:
+            return v
+        if kind is float:
+            return v if math.isfinite(v) else {"$float": repr(v)}
         if isinstance(v, torch.Tensor):
             return {"$tensor": _tensor_header(v, blobs, meta)}
         if isinstance(v, Ref):
@@ -131,7 +145,7 @@ def encode(message: dict, refer: Any = None, meta: bool = False) -> bytes:
         return v
 
     header = {str(k): tree(to_plain(v, refer)) for k, v in message.items()}
-    head = json.dumps(header, separators=(",", ":"), allow_nan=False).encode()
+    head = _JSON_OUT.encode(header).encode()
     body = struct.pack(">I", len(head)) + head + b"".join(blobs)
     if len(body) > MAX_FRAME or len(head) > MAX_HEADER:
         raise WireError(f"message too large ({len(body) // 2**20} MB)")
@@ -151,9 +165,9 @@ def _tensor_header(t: torch.Tensor, blobs: list[bytes], meta: bool = False) -> d
         raise WireError(f"a {t.layout} tensor is not plain numbers: send a dense tensor")
     if t.numel() > MAX_ELEMENTS:
         raise WireError(f"a tensor of {t.numel():,} numbers is more than {MAX_ELEMENTS:,}")
-    if t.is_complex() or str(t.dtype).removeprefix("torch.") not in DTYPES:
+    if t.dtype not in DTYPE_NAMES:
         t = t.to(torch.float64 if t.is_floating_point() or t.is_complex() else torch.int64)
-    head = {"dtype": str(t.dtype).removeprefix("torch."), "shape": [int(s) for s in t.shape]}
+    head = {"dtype": DTYPE_NAMES[t.dtype], "shape": [int(s) for s in t.shape]}
     data = torch.Tensor.contiguous(torch.Tensor.cpu(t))
     raw = data.reshape(-1).view(torch.uint8).numpy().tobytes() if data.numel() else b""
     head["blob"] = len(blobs)
@@ -184,7 +198,7 @@ def decode(body: bytes, meta: bool = False) -> dict:
     head = body[4:4 + n]
     _check_nesting(head)
     try:
-        tree = json.loads(head.decode("utf-8"), parse_constant=_no_constant)
+        tree = _JSON_IN.decode(head.decode("utf-8"))
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise WireError(f"not JSON: {exc}") from None
     if type(tree) is not dict:
@@ -203,8 +217,13 @@ def _no_constant(name: str) -> Any:
     raise WireError(f"bare {name} is not allowed")
 
 
+_JSON_IN = json.JSONDecoder(parse_constant=_no_constant)
+
+
 def _check_nesting(head: bytes) -> None:
     """Reject deep nesting before json.loads sees it (a recursion bomb costs nothing to send)."""
+    if head.count(b"[") + head.count(b"{") <= 3 * MAX_DEPTH + 4:
+        return                        # it cannot nest deeper than the brackets it holds
     depth, in_string, escape = 0, False, False
     for b in head:
         if in_string:
@@ -300,7 +319,7 @@ class _Reader:
         if h.get("blob") != self.next_blob or type(h.get("bytes")) is not int:
             raise WireError("bad tensor reference")
         self.next_blob += 1
-        size = numel * torch.empty((), dtype=dtype).element_size()
+        size = numel * ELEMENT_SIZES[dtype]
         if h["bytes"] != size or self.offset + size > len(self.blobs):
             raise WireError("tensor bytes do not match its shape")
         raw = bytearray(self.blobs[self.offset:self.offset + size])
