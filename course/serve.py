@@ -473,7 +473,18 @@ def _children_usage() -> tuple:
 
 
 def _has_children() -> bool:
-    """Whether this process has a child (alive or not yet reaped), from /proc (Linux)."""
+    """Whether this process has a child (alive or not yet reaped): one ``waitid`` that neither
+    waits nor reaps (it fails with ECHILD only when there is none); from /proc where it cannot tell."""
+    try:
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        return True
+    except ChildProcessError:
+        return False
+    except (AttributeError, OSError):
+        return _has_children_in_proc()
+
+
+def _has_children_in_proc() -> bool:
     me = os.getpid()
     try:
         tasks = os.listdir(f"/proc/{me}/task")

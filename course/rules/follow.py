@@ -3,6 +3,7 @@ what it is once the notebook has run, followed from the graded definitions to ev
 from __future__ import annotations
 
 import ast
+import weakref
 from collections.abc import Iterable, Iterator
 
 from .syntax import own_expressions
@@ -227,9 +228,20 @@ def _function_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
     return frozenset((outer | params | stored) - declared)
 
 
-def _scoped_walk(node: ast.AST) -> Iterator[tuple[ast.AST, frozenset[str]]]:
+# statement -> its scoped walk: every question's rules follow the same statements of one reading
+_WALKS: weakref.WeakKeyDictionary[ast.AST, list[tuple[ast.AST, frozenset[str]]]] = weakref.WeakKeyDictionary()
+
+
+def _scoped_walk(node: ast.AST) -> list[tuple[ast.AST, frozenset[str]]]:
     """Every node under ``node`` (a parent before its children), with the names that are local to
-    the functions around it (there, a name is not the notebook's)."""
+    the functions around it (there, a name is not the notebook's). Worked out once per statement."""
+    walk = _WALKS.get(node)
+    if walk is None:
+        walk = _WALKS[node] = list(_walk_scoped(node))
+    return walk
+
+
+def _walk_scoped(node: ast.AST) -> Iterator[tuple[ast.AST, frozenset[str]]]:
     stack: list[tuple[ast.AST, frozenset[str]]] = [(node, frozenset())]
     while stack:
         n, local = stack.pop()
