@@ -26,9 +26,12 @@ mutant and degenerate suites. A grading that cannot be done raises
 """
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,6 +76,31 @@ def grade(config: GradeConfig) -> Outcome:
     time limit) leaves the previous run's outputs as they were."""
     t0 = time.monotonic()
     asg = load_assignment(config.assignment)
+    with _stopped_cleanly():
+        return _grade_into_place(config, asg, t0)
+
+
+@contextlib.contextmanager
+def _stopped_cleanly() -> Iterator[None]:
+    """SIGTERM and SIGHUP (what `timeout`, Slurm, Kubernetes and a closed terminal send) stop the
+    batch as Ctrl-C does, through its clean-up: the sandbox's processes killed, the folders' modes
+    put back, the previous outputs kept. Only in the main thread, where Python runs handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+def _grade_into_place(config: GradeConfig, asg: assignment_mod.Assignment, t0: float) -> Outcome:
     shard = config.shard
     if shard is not None:           # the shard writes its own folder; config.out is the merge's
         out = shards.shard_dir(config.out, shard.k, shard.n)

@@ -7,10 +7,11 @@ to finish would reopen the folders while the other's student code still runs, an
 "restore" the closed modes it found, leaving them closed for good. So the modes are shared: the first
 batch writes down each folder's own mode in a registry, every batch holds a shared lock while it runs,
 and the one that finishes last puts the written modes back. A batch that was killed leaves its lock
-behind (the kernel drops it) and the registry: the next batch takes the modes from there.
+behind (the kernel drops it) and the registry: the next batch takes the modes from there; and
+the last batch kills whatever a killed batch's student code left running before it reopens them.
 
-The registry lives in a folder of the grader's own (root's, 0700), never read when anyone else could
-have written it.
+The registry lives in the grader's own folder (:func:`autograder.sandbox.private_dir`), never read
+when anyone else could have written it.
 """
 from __future__ import annotations
 
@@ -24,26 +25,13 @@ from pathlib import Path
 
 from . import sandbox
 
-
-def _home() -> Path:
-    """The grader's own folder for the registry and its locks (made 0700; checked at every use)."""
-    home = sandbox.LOCK_DIR / "course-grader-modes"
-    try:
-        os.mkdir(home, 0o700)
-    except FileExistsError:
-        pass
-    st = os.lstat(home)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) & 0o077:
-        raise sandbox.SandboxError(f"{home} is not the grader's own folder (a folder of mode 0700 owned "
-                                   "by the user the grader runs as): remove it, or set "
-                                   "COURSE_GRADER_LOCK_DIR to a folder only that user can write")
-    return home
+REGISTRY = "closed-folders.json"
 
 
 @contextlib.contextmanager
-def _guard(home: Path) -> Iterator[None]:
+def _guard() -> Iterator[None]:
     """One batch at a time reads or writes the registry."""
-    fd = os.open(home / "guard.lock", os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, 0o600)
+    fd = sandbox.open_lock("closed-folders.guard")
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -82,45 +70,46 @@ class Lockdown:
 
     def __init__(self, paths: list[str]) -> None:
         self.paths = list(paths)
-        self._home = _home()
+        self._home = sandbox.private_dir()
         self._active: int | None = None
 
     def close_folders(self) -> None:
         home = self._home
-        with _guard(home):
-            registry = _read(home / "modes.json")     # a killed batch's: the folders' own modes
+        with _guard():
+            registry = _read(home / REGISTRY)         # a killed batch's: the folders' own modes
             for p in self.paths:
                 if p not in registry:                 # nobody closed it: this is its own mode
                     with contextlib.suppress(OSError):
                         registry[p] = stat.S_IMODE(os.stat(p).st_mode)
-            _write(home / "modes.json", registry)
-            self._active = os.open(home / "active.lock", os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, 0o600)
+            _write(home / REGISTRY, registry)
+            self._active = sandbox.open_lock("closed-folders.active")
             fcntl.flock(self._active, fcntl.LOCK_SH)
             sandbox.lock_down([Path(p) for p in self.paths])
 
     def release(self) -> None:
-        """Put the modes back when no other batch still runs; otherwise the last one will."""
+        """Put the modes back when no other batch still runs (after killing what a killed batch's
+        student code left running); otherwise the last one will."""
         if self._active is None:
             return
         home = self._home
-        with _guard(home):
+        with _guard():
             try:
                 fcntl.flock(self._active, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 last = True
             except BlockingIOError:
                 last = False
             if last:
-                for p, mode in _read(home / "modes.json").items():
+                sandbox.kill_orphans()
+                for p, mode in _read(home / REGISTRY).items():
                     with contextlib.suppress(OSError):
                         os.chmod(p, mode)
                 with contextlib.suppress(FileNotFoundError):
-                    os.unlink(home / "modes.json")
+                    os.unlink(home / REGISTRY)
             os.close(self._active)
             self._active = None
 
     @staticmethod
     def modes_written() -> dict[str, int]:
         """The registry as it stands (for tests and for an instructor who wants to see it)."""
-        home = _home()
-        with _guard(home):
-            return _read(home / "modes.json")
+        with _guard():
+            return _read(sandbox.private_dir() / REGISTRY)

@@ -224,6 +224,30 @@ def detect_mode(requested: str | None = None, newroot: str | None = None) -> str
     return requested
 
 
+def private_dir() -> Path:
+    """The grader's own folder for its locks and the closed folders' registry (:mod:`autograder.lockdown`):
+    ``$COURSE_GRADER_LOCK_DIR/course-grader`` (``/tmp`` by default), mode 0700, owned by the user the
+    grader runs as, checked at every use. Nothing the grader opens lies in the world-writable folder
+    itself: student code may write there while it runs, and a link it plants under a name the grader
+    uses would send the grader's open (root's) wherever the link points."""
+    home = LOCK_DIR / "course-grader"
+    try:
+        os.mkdir(home, 0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(home)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) & 0o077:
+        raise SandboxError(f"{home} is not the grader's own folder (a folder of mode 0700 owned by the "
+                           "user the grader runs as): remove it, or set COURSE_GRADER_LOCK_DIR to a "
+                           "folder only that user can write")
+    return home
+
+
+def open_lock(name: str) -> int:
+    """A lock file of the grader's (in :func:`private_dir`, never through a link)."""
+    return os.open(private_dir() / name, os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, 0o600)
+
+
 class UidPool:
     """Unprivileged uids for worker slots, each held with a lock file so that two batches never share one."""
 
@@ -238,7 +262,7 @@ class UidPool:
             if candidate in used or _uid_has_processes(candidate):
                 candidate += 1
                 continue
-            fd = os.open(LOCK_DIR / f"course-grader-uid-{candidate}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+            fd = open_lock(f"uid-{candidate}.lock")
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -266,6 +290,39 @@ def _passwd() -> list[_Pw]:
         return [_Pw(p.pw_uid) for p in pwd.getpwall()]
     except Exception:  # pragma: no cover
         return []
+
+
+def kill_orphans() -> list[int]:
+    """Kill the processes of every uid a batch of this machine was handed (its lock file is in
+    :func:`private_dir`) that no running batch holds now: what a batch that was killed left behind,
+    a student's daemon among them, which would otherwise outlive it and see the folders opened again.
+    Returns those uids. (Batches of one machine share one lock folder: another's uids would look
+    free.)"""
+    users = {p.uid for p in _passwd()}
+    home = private_dir()
+    uids = set()
+    for p in psutil.process_iter(["uids"]):
+        try:
+            uid = p.info["uids"].real
+        except (AttributeError, TypeError, psutil.Error):
+            continue
+        if UID_BASE <= uid <= UID_BASE + 5000 and uid not in users:
+            uids.add(uid)
+    killed = []
+    for uid in sorted(uids):
+        if not (home / f"uid-{uid}.lock").is_file():
+            continue                          # never a batch's
+        fd = open_lock(f"uid-{uid}.lock")
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue                  # a running batch's uid
+            kill_uid(uid)
+            killed.append(uid)
+        finally:
+            os.close(fd)
+    return killed
 
 
 def _uid_has_processes(uid: int) -> bool:

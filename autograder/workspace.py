@@ -151,6 +151,7 @@ class Workspace:
         self.mode = sandbox.detect_mode(requested, str(self.newroot))
         clear_outputs(self.out, self.warnings)
         if self.mode != "weak":
+            sandbox.kill_orphans()              # a killed batch's leftovers, whose uids no batch holds
             self.pool = sandbox.UidPool(config.workers)
         self.hide = self._secret_paths()
         # the student package as this week's release ships it: what the submission's process imports

@@ -66,7 +66,7 @@ def test_a_batch_alone_puts_its_folders_back(folders):
 
 
 def test_a_registry_folder_someone_else_could_write_is_refused(folders):
-    home = sandbox.LOCK_DIR / "course-grader-modes"
+    home = sandbox.LOCK_DIR / "course-grader"
     home.mkdir(mode=0o777)
     os.chmod(home, 0o777)
     with pytest.raises(sandbox.SandboxError, match="not the grader's own folder"):
@@ -74,10 +74,100 @@ def test_a_registry_folder_someone_else_could_write_is_refused(folders):
     assert _modes(folders) == folders
 
 
+def test_a_link_in_place_of_the_graders_folder_is_refused(folders, tmp_path):
+    """Red team red4 B: student code (it may write /tmp while it runs) planted links under the names
+    of the uid lock files, and the next batch's open followed them to the registry's guard lock and
+    hung. Nothing of the grader's lies in /tmp itself now, and its own folder is never a link."""
+    target = tmp_path / "elsewhere"
+    target.mkdir(mode=0o700)
+    (sandbox.LOCK_DIR / "course-grader").symlink_to(target)
+    with pytest.raises(sandbox.SandboxError, match="not the grader's own folder"):
+        sandbox.private_dir()
+    with pytest.raises(sandbox.SandboxError):
+        sandbox.UidPool(1)
+    assert list(target.iterdir()) == []
+
+
 def test_a_registry_that_is_not_the_graders_is_refused_and_changes_nothing(folders):
-    home = sandbox.LOCK_DIR / "course-grader-modes"
+    home = sandbox.LOCK_DIR / "course-grader"
     home.mkdir(mode=0o700)
-    (home / "modes.json").write_text(json.dumps({"/etc": 0o777, "x": "rwx"}))
+    (home / lockdown.REGISTRY).write_text(json.dumps({"/etc": 0o777, "x": "rwx"}))
     with pytest.raises(sandbox.SandboxError, match="not what the grader writes"):
         lockdown.Lockdown(list(folders)).close_folders()
     assert _modes(folders) == folders
+
+
+def test_a_link_under_a_lock_files_name_is_not_followed(folders, tmp_path):
+    victim = tmp_path / "victim"
+    home = sandbox.private_dir()
+    os.symlink(victim, home / "uid-70000.lock")
+    with pytest.raises(OSError):
+        sandbox.open_lock("uid-70000.lock")
+    assert not victim.exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="runs a process as another uid (root only)")
+def test_what_a_killed_batch_left_running_is_killed_before_the_folders_reopen(folders, monkeypatch):
+    """Red team red4 A1: a batch killed (SIGKILL, or SIGTERM before it handled it) left a student's
+    daemon running as its uid; the next batch, the last to finish, reopened the folders and the daemon
+    read the tests and the solutions. The last batch kills every process of a uid that a batch was
+    handed and no running batch holds, before it reopens them; a uid a running batch holds is left."""
+    import signal
+    import time
+
+    monkeypatch.setattr(sandbox, "UID_BASE", 70000)          # far from the uids of real batches
+    orphan, held = 70001, 70002
+    for uid in (orphan, held):
+        os.close(sandbox.open_lock(f"uid-{uid}.lock"))        # both were handed to a batch once
+    holder = sandbox.open_lock(f"uid-{held}.lock")
+    import fcntl
+    fcntl.flock(holder, fcntl.LOCK_EX)                        # ... and a running batch holds this one
+    pids = []
+    for uid in (orphan, held):
+        pid = os.fork()
+        if pid == 0:                                          # pragma: no cover - child
+            os.setsid()
+            os.setgid(uid)
+            os.setuid(uid)
+            time.sleep(60)
+            os._exit(0)
+        pids.append(pid)
+    try:
+        time.sleep(0.3)
+        batch = lockdown.Lockdown(list(folders))
+        batch.close_folders()
+        batch.release()
+        assert _modes(folders) == folders
+        time.sleep(0.3)
+        assert os.waitpid(pids[0], os.WNOHANG)[0] == pids[0], "the orphan still runs"
+        assert os.waitpid(pids[1], os.WNOHANG) == (0, 0), "a running batch's process was killed"
+    finally:
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+        os.close(holder)
+
+
+def test_sigterm_and_sighup_stop_a_batch_through_its_clean_up():
+    """Red team red4 A1': `timeout`, Slurm and Kubernetes stop a job with SIGTERM, which had no
+    handler: the grader died without its clean-up (processes killed, folders' modes put back). Now it
+    leaves as Ctrl-C does, through every `finally`."""
+    import signal
+    import time
+
+    from autograder import api
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        before = signal.getsignal(sig)
+        cleaned = []
+        with pytest.raises(SystemExit) as stopped:
+            with api._stopped_cleanly():
+                try:
+                    os.kill(os.getpid(), sig)
+                    time.sleep(5)             # the handler stops it at once
+                finally:
+                    cleaned.append(sig)
+        assert stopped.value.code == 128 + sig and cleaned == [sig]
+        assert signal.getsignal(sig) == before
