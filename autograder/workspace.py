@@ -6,8 +6,10 @@ batch's cgroup (:mod:`autograder.cgroups`), and the environment of the fork serv
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -119,6 +121,33 @@ def discard_outputs(staging: Path) -> None:
             pass
 
 
+ROOT_LOCK = ".batch.lock"
+
+
+def remove_stale_roots(base: Path, keep: Path) -> list[Path]:
+    """Remove the private folders in ``base`` that batches killed before their clean-up left (the
+    grader's own, with a lock that no batch holds); a folder without the lock is left alone. Returns
+    what it removed."""
+    removed = []
+    for d in sorted(base.glob("course-grade-*")):
+        try:
+            st = os.lstat(d)
+            if d == keep or not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+                continue
+            fd = os.open(d / ROOT_LOCK, os.O_RDWR | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue                                  # a running batch's
+        finally:
+            os.close(fd)
+        shutil.rmtree(d, ignore_errors=True)
+        removed.append(d)
+    return removed
+
+
 class Workspace:
     """One batch's place on this machine. ``out``: the folder this batch writes (a shard's own, or
     ``config.out``); ``warnings`` is the batch's list (the report shows it)."""
@@ -140,6 +169,11 @@ class Workspace:
         base.mkdir(parents=True, exist_ok=True)
         self.root = Path(tempfile.mkdtemp(prefix="course-grade-", dir=base))
         os.chmod(self.root, 0o711)
+        # held while the batch lives: a batch that was killed leaves its folder (copies of the
+        # submissions among it) with this lock free, and the next batch removes it
+        self._root_lock = os.open(self.root / ROOT_LOCK, os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, 0o600)
+        fcntl.flock(self._root_lock, fcntl.LOCK_EX)
+        remove_stale_roots(base, keep=self.root)
         self.staging = sandbox.make_private_dir(self.root / "staging")
         self.newroot = self.root / "newroot"     # where a submission builds its new root (isolated)
         self.newroot.mkdir(mode=0o755)
@@ -305,3 +339,5 @@ class Workspace:
             self.cg.close()
         if hasattr(self, "root"):
             shutil.rmtree(self.root, ignore_errors=True)
+            if getattr(self, "_root_lock", None) is not None:
+                os.close(self._root_lock)

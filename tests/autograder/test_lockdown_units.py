@@ -171,3 +171,35 @@ def test_sigterm_and_sighup_stop_a_batch_through_its_clean_up():
                     cleaned.append(sig)
         assert stopped.value.code == 128 + sig and cleaned == [sig]
         assert signal.getsignal(sig) == before
+
+
+def test_a_killed_batchs_private_folder_is_removed_by_the_next_batch(tmp_path):
+    """A batch killed before its clean-up left its private folder in /var/tmp (the staging copies of
+    the submissions among it). The next batch removes every such folder whose lock no batch holds,
+    and leaves a running batch's, and a folder it did not make."""
+    import fcntl
+
+    from autograder import workspace
+
+    def batch_folder(name: str, held: bool) -> tuple[object, int]:
+        d = tmp_path / name
+        (d / "staging").mkdir(parents=True)
+        (d / "staging" / "student.ipynb").write_text("{}")
+        fd = os.open(d / workspace.ROOT_LOCK, os.O_CREAT | os.O_RDWR, 0o600)
+        if held:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        else:
+            os.close(fd)
+        return d, fd
+
+    killed, _ = batch_folder("course-grade-killed", held=False)
+    running, fd = batch_folder("course-grade-running", held=True)
+    other = tmp_path / "course-grade-not-ours"
+    other.mkdir()
+    mine = tmp_path / "course-grade-mine"
+    mine.mkdir()
+    try:
+        assert workspace.remove_stale_roots(tmp_path, keep=mine) == [killed]
+        assert not killed.exists() and running.exists() and other.exists() and mine.exists()
+    finally:
+        os.close(fd)
