@@ -38,6 +38,7 @@ The process tree of one submission in isolated mode (all in its cgroup)::
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import fcntl
 import os
@@ -47,6 +48,7 @@ import signal
 import stat
 import struct
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -292,6 +294,27 @@ def _passwd() -> list[_Pw]:
         return []
 
 
+@contextlib.contextmanager
+def left_behind(lock: Path) -> Iterator[bool]:
+    """Whether what the lock file ``lock`` guards was left by a batch that is gone: True (and the lock
+    held, so that nothing takes it meanwhile) when the file is there and no live process holds it;
+    False when it is held, or missing (never a batch's), or a link."""
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_NOFOLLOW)
+    except OSError:
+        yield False
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
 def kill_orphans() -> list[int]:
     """Kill the processes of every uid a batch of this machine was handed (its lock file is in
     :func:`private_dir`) that no running batch holds now: what a batch that was killed left behind,
@@ -310,18 +333,10 @@ def kill_orphans() -> list[int]:
             uids.add(uid)
     killed = []
     for uid in sorted(uids):
-        if not (home / f"uid-{uid}.lock").is_file():
-            continue                          # never a batch's
-        fd = open_lock(f"uid-{uid}.lock")
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue                  # a running batch's uid
-            kill_uid(uid)
-            killed.append(uid)
-        finally:
-            os.close(fd)
+        with left_behind(home / f"uid-{uid}.lock") as gone:
+            if gone:
+                kill_uid(uid)
+                killed.append(uid)
     return killed
 
 

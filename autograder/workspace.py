@@ -132,19 +132,14 @@ def remove_stale_roots(base: Path, keep: Path) -> list[Path]:
     for d in sorted(base.glob("course-grade-*")):
         try:
             st = os.lstat(d)
-            if d == keep or not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
-                continue
-            fd = os.open(d / ROOT_LOCK, os.O_RDWR | os.O_NOFOLLOW)
         except OSError:
             continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            continue                                  # a running batch's
-        finally:
-            os.close(fd)
-        shutil.rmtree(d, ignore_errors=True)
-        removed.append(d)
+        if d == keep or not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+            continue
+        with sandbox.left_behind(d / ROOT_LOCK) as gone:
+            if gone:
+                shutil.rmtree(d, ignore_errors=True)
+                removed.append(d)
     return removed
 
 
