@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import io
+import sys
 import warnings
 from typing import Any
+
+from .checking import left_as_found
 
 
 class CheckFailed(AssertionError):
@@ -30,26 +33,18 @@ def check(run: Any, message: str, name: str = "", hidden: bool = False) -> None:
     fails (for a public case also what went wrong, for a hidden one only the message). Whatever the
     student's code prints meanwhile (progress bars, warnings) is kept out of the cell's output,
     since nbgrader fails a test cell that writes to stderr; the random numbers of the notebook are
-    left as they were, as when `course grade` runs the tests after the notebook.
+    left as they were, and so is every name of the notebook (:func:`course.checking.left_as_found`),
+    as when `course grade` runs the tests after the notebook.
     """
-    import random
-
-    import numpy as np
-    import torch
-
     sink = io.StringIO()
-    state = random.getstate(), np.random.get_state()
     error: BaseException | None = None
     try:
-        with torch.random.fork_rng(devices=[]), warnings.catch_warnings(), \
+        with left_as_found(sys._getframe(1).f_globals), warnings.catch_warnings(), \
                 contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
             warnings.simplefilter("ignore")
             run()
     except (Exception, SystemExit) as exc:        # a KeyboardInterrupt (nbgrader's timeout) goes on
         error = exc
-    finally:
-        random.setstate(state[0])
-        np.random.set_state(state[1])
     if error is not None:
         detail = "" if hidden else f"{type(error).__name__}: {error}"[:2000]
         raise CheckFailed(name or "test", message or "A test failed.", detail) from None

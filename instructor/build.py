@@ -150,6 +150,7 @@ try:
     from tqdm.auto import tqdm
     from course import *
     from course.training import Seed, Steps
+    from course.otter_check import Grader
 except ModuleNotFoundError as e:
     raise SetupFailed(f"Python cannot find {e.name}: " + (
         "start Jupyter in the course folder (the one that holds course/) or open this notebook on Colab"
@@ -157,7 +158,7 @@ except ModuleNotFoundError as e:
 
 _tests = [os.path.join(folder, "notebooks", "tests", NOTEBOOK) for folder in filter(None, [_root])]
 _tests += [os.path.join("tests", NOTEBOOK)]
-grader = otter.Notebook(tests_dir=next((t for t in _tests if os.path.isdir(t)), _tests[-1]))
+grader = Grader(otter.Notebook(tests_dir=next((t for t in _tests if os.path.isdir(t)), _tests[-1])))
 if _shell:
     _shell.set_custom_exc((), None)
 print(f"Ready: torch {torch.__version__}, running on {device}.")"""

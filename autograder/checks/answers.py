@@ -2,55 +2,19 @@
 
 Each function takes what ``student(...)`` gave back (plain data of the built-in types) and either
 returns it in the one form the check compares, or fails with a message that says what the answer
-should have been.
+should have been. The forms a public check needs too live in the student package
+(:mod:`course.checking`), since a public check runs where this package is not installed.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
-import torch
-
+from course.checking import anchored, is_truth, numbers, truth
 from course.handles import StudentError, number
 
-
-def numbers(value: Any, what: str) -> list[float]:
-    """A list, a tuple or a tensor of plain numbers (a shape, row numbers) as a list of floats."""
-    if type(value) is torch.Tensor:
-        value = value.tolist()
-    assert type(value) in (list, tuple), f"{what} is not a list or a shape"
-    return [number(n) for n in value]
-
-
-def truth(answer: Any, name: str) -> bool:
-    """What a check the student wrote said: True or False (a one-element bool tensor is fine too)."""
-    if type(answer) is torch.Tensor and answer.numel() == 1 and answer.dtype == torch.bool:
-        return bool(answer.item())
-    assert type(answer) is bool, f"{name} should be True or False, not {type(answer).__name__}"
-    return answer
-
-
-def anchored(check: Callable[..., Any], own: tuple, fresh: tuple, what: str) -> bool:
-    """What ``check`` (the check the student was asked to run, recomputed here on their own piece)
-    says on the student's own inputs ``own``. Where it holds there, it must hold on ``fresh`` inputs
-    of the same shapes too: a piece that is right only for the inputs the notebook shows it (a table
-    of answers kept for them) is not a piece the check holds for, and a True said of it is no answer."""
-    if not check(*own):
-        return False
-    try:
-        again = bool(check(*fresh))
-    except Exception:               # the piece fails on inputs it has not seen: the check does not hold
-        again = False
-    assert again, f"{what} holds for your own inputs only: on new ones of the same shapes it does not, so " \
-        "your code answers for the inputs it was shown instead of computing"
-    return True
-
-
-def is_truth(answer: Any) -> bool:
-    """True or False, or a one-element bool tensor."""
-    return type(answer) is bool or (type(answer) is torch.Tensor and answer.numel() == 1
-                                    and answer.dtype == torch.bool)
+__all__ = ["anchored", "is_truth", "numbers", "truth", "entropy", "sentence_word_frequencies",
+           "plausible_frequencies"]
 
 
 def entropy(probabilities: list[float]) -> float:

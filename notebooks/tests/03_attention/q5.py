@@ -9,7 +9,7 @@ points = 2
     failure_message="shuffle_agrees should say what torch.allclose(shuffled_out, out[perm], atol=1e-6) says for your own Attention on your q[perm], k[perm], v[perm] (perm from torch.randperm(5)), compared with your out.")
 def test_shuffle_agrees(Attention, q, k, v, perm, shuffle_agrees):
     import torch
-    from autograder.checks import answers
+    from course.checking import anchored
     from course.handles import student
     Attention = student(Attention)
     q, k, v, perm = (student(q), student(k), student(v), student(perm))
@@ -24,6 +24,6 @@ def test_shuffle_agrees(Attention, q, k, v, perm, shuffle_agrees):
         shuffled_out, _ = Attention(q[perm], k[perm], v[perm])
         return type(out) is torch.Tensor and type(shuffled_out) is torch.Tensor and (shuffled_out.shape == out.shape) and torch.allclose(shuffled_out, out[perm], atol=1e-06)
     new = torch.Generator().manual_seed(26)
-    truth = answers.anchored(shuffles, (q, k, v), tuple(torch.randn(3, *q.shape, generator=new)), 'That shuffling the sites shuffles your output')
+    truth = anchored(shuffles, (q, k, v), tuple(torch.randn(3, *q.shape, generator=new)), 'That shuffling the sites shuffles your output')
     assert answer == bool(truth), f'shuffle_agrees is {answer}, but for your Attention it is {bool(truth)}'
 

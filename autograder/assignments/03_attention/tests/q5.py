@@ -10,7 +10,7 @@ points = 2
 def test_shuffle_agrees(Attention, q, k, v, perm, shuffle_agrees):
     import torch
 
-    from autograder.checks import answers
+    from course.checking import anchored
     from course.handles import student
     Attention = student(Attention)
     q, k, v, perm = student(q), student(k), student(v), student(perm)
@@ -28,8 +28,8 @@ def test_shuffle_agrees(Attention, q, k, v, perm, shuffle_agrees):
             and shuffled_out.shape == out.shape and torch.allclose(shuffled_out, out[perm], atol=1e-6)
     # the truth, for your own Attention on your own q, k, v and perm (and on new q, k, v, where it holds)
     new = torch.Generator().manual_seed(26)
-    truth = answers.anchored(shuffles, (q, k, v), tuple(torch.randn(3, *q.shape, generator=new)),
-                             "That shuffling the sites shuffles your output")
+    truth = anchored(shuffles, (q, k, v), tuple(torch.randn(3, *q.shape, generator=new)),
+                     "That shuffling the sites shuffles your output")
     assert answer == bool(truth), f"shuffle_agrees is {answer}, but for your Attention it is {bool(truth)}"
 
 
