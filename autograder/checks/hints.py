@@ -7,10 +7,17 @@ the judge writes them first in the case's message (:data:`MARK`) and the verdict
 (:func:`hint_of`). A hint is the check's own text, never the student's: what the student's code
 says crosses the boundary only as the name of a built-in exception and a line of the notebook the
 grader read itself.
+
+A gate (a precondition of the property a test checks: the weights could be set, the pieces are
+there, the shapes match) fails as itself: a test wraps it in :func:`gate`, and a failure that
+happened while a gate's Hint was being handled still shows that Hint (:func:`gate_of`), so a student
+is told which check failed first, never the property's message for a property that was not checked.
 """
 from __future__ import annotations
 
 import builtins
+import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:           # the grader's own process reads hints (verdict) without torch; only
@@ -26,6 +33,39 @@ class Hint(AssertionError):
 
     def __init__(self, text: str) -> None:
         super().__init__(" ".join(str(text).split("\n\n")).strip())
+
+
+@contextlib.contextmanager
+def gate(text: str) -> Iterator[None]:
+    """A precondition of the check that follows: whatever fails inside fails as ``Hint(text)``; a
+    Hint raised inside keeps its own words (it names what failed more precisely), and where the
+    student's code raised at a line the grader can show (or ran too long), the hint says so too (a
+    piece that is not there, asked for through a handle, has no line: the gate's words say it)."""
+    from course.handles import StudentError, StudentTimeout
+    try:
+        yield
+    except Hint:
+        raise
+    except StudentError as error:
+        if error.line or isinstance(error, StudentTimeout):
+            raise Hint(f"{text} ({crash(error, 'code')})") from None
+        raise Hint(text) from None
+    except Exception:
+        raise Hint(text) from None
+
+
+def gate_of(exc: BaseException) -> Hint | None:
+    """The Hint a failure stands for: the failure itself when it is one, else the Hint of a gate it
+    was raised while handling (also behind ``from None``: a test that turns a failed gate into its
+    own message must not hide which check failed first)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, Hint):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def hint_of(message: str) -> str | None:
@@ -49,8 +89,9 @@ def judge_message(exc: BaseException, account: str, hidden: bool = True) -> str:
     code raised), then the judge's account of where the test failed. A public case's message is
     the account alone (the student reads it whole), with the line where the student's code raised."""
     from course.handles import StudentError
-    if isinstance(exc, Hint):
-        return f"{MARK}{exc}{_END}{account}"
+    hint = gate_of(exc)
+    if hint is not None:
+        return f"{MARK}{hint}{_END}{account}"
     if isinstance(exc, StudentError) and exc.line:
         if not hidden:
             return f"{account}\n(in your code at `{exc.line}`)"

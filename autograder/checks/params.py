@@ -63,3 +63,10 @@ def put(net: Any, values: dict) -> dict:
     """Set `values` in the student's network; return them."""
     net.set_params(values)
     return values
+
+
+def module_at(net: Any, path: str) -> Any:
+    """The handle of the piece at `path` of the network's modules() ("ffn.0": attribute ffn, item 0)."""
+    for step in path.split(".") if path else ():
+        net = net[int(step) if step.isdigit() else step]    # a name: an attribute, there
+    return net

@@ -1,15 +1,24 @@
 """Reference pieces: what the page's (and the chapter's) networks compute, written out here from
-values the check set. Pure functions of the grader's own inputs, never of the student's outputs.
+values the check set. Pure functions of the grader's own inputs, never of the student's outputs
+(a piece of the student's that the check calls as it is is handed in as a function).
+
+Where the student's network lacks what a reference piece needs (a parameter, a layer of the right
+width), the piece fails with a :class:`~autograder.checks.hints.Hint` saying so: that gate failed,
+not the property the test checks.
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
 from course.handles import close
+
+from .hints import Hint
 
 
 def word_logits(values: dict[str, torch.Tensor], x: torch.Tensor) -> Any:
@@ -49,27 +58,36 @@ def head(values: dict[str, torch.Tensor], x: torch.Tensor) -> tuple:
 
 def linear(values: dict[str, torch.Tensor], prefix: str, z: torch.Tensor) -> Any:
     """z through the nn.Linear whose parameters the check set (`prefix` + weight, bias)."""
-    assert prefix + "weight" in values, f"{prefix or 'a layer '}weight is missing where the check expects it"
+    if values.get(prefix + "weight") is None:
+        raise Hint(f"{prefix or 'a layer '}weight is missing where the check expects it")
     w = values[prefix + "weight"]
-    assert w.dim() == 2 and w.shape[1] == z.shape[-1], \
-        f"{prefix or 'a layer '}weight does not take vectors of length {z.shape[-1]}"
+    if w.dim() != 2 or w.shape[1] != z.shape[-1]:
+        raise Hint(f"{prefix or 'a layer '}weight does not take vectors of length {z.shape[-1]}")
     return z @ w.T + values.get(prefix + "bias", 0)
 
 
 def multihead(values: dict[str, torch.Tensor], x: torch.Tensor, heads: int, prefix: str = "") -> tuple:
     """The page's MultiHead with the parameters `values` (heads.i.Q.weight, ..., mix.weight,
     mix.bias, after `prefix`): (its output, [each head's weights])."""
+    return heads_and_mix(values, x, [f"{prefix}heads.{i}." for i in range(heads)], f"{prefix}mix.")
+
+
+def heads_and_mix(values: dict[str, torch.Tensor], x: torch.Tensor, heads: list[str], mix: str) -> tuple:
+    """MultiHead's maths with its parameters under any names: the heads (each the prefix of its Q,
+    K and V weights), their outputs side by side in that order, then the nn.Linear `mix`: (its
+    output, [each head's weights])."""
     outs, weights = [], []
-    for i in range(heads):
-        out, w = attention(*(linear(values, f"{prefix}heads.{i}.{m}.", x) for m in "QKV"))
+    for at in heads:
+        out, w = attention(*(linear(values, f"{at}{m}.", x) for m in "QKV"))
         outs.append(out)
         weights.append(w)
-    return linear(values, f"{prefix}mix.", torch.cat(outs, dim=-1)), weights
+    return linear(values, mix, torch.cat(outs, dim=-1)), weights
 
 
 def layer_norm(values: dict[str, torch.Tensor], z: torch.Tensor, prefix: str = "") -> torch.Tensor:
     """z through the nn.LayerNorm(dim) whose scale and shift the check set (eps 1e-5)."""
-    assert prefix + "weight" in values and prefix + "bias" in values, f"a norm {prefix}has no scale or shift"
+    if values.get(prefix + "weight") is None or values.get(prefix + "bias") is None:
+        raise Hint(f"a norm {prefix}has no scale or shift")
     return F.layer_norm(z, (z.shape[-1],), values[prefix + "weight"], values[prefix + "bias"], eps=1e-5)
 
 
@@ -88,15 +106,27 @@ def mlp_layers(modules: dict[str, list[str]], values: dict[str, torch.Tensor], d
     values the check set: (first, second) prefixes, in each order that goes from dim to a width
     and back to dim."""
     paths = [p for p, classes in modules.items() if LINEAR in classes]
-    assert len(paths) == 2, f"the mlp has {len(paths)} nn.Linear layers, not 2"
-    prefixes = [f"{p}." if p else "" for p in paths]
-    assert all(values.get(p + "weight") is not None for p in prefixes), \
-        "an nn.Linear of the mlp has no weight"
-    fits = [(a, b) for a, b in (prefixes, prefixes[::-1])
-            if values[a + "weight"].shape[1] == dim and values[b + "weight"].shape[0] == dim
-            and values[a + "weight"].shape[0] == values[b + "weight"].shape[1]]
-    assert fits, f"the mlp's two nn.Linear layers do not go from {dim} to a width and back to {dim}"
+    if len(paths) != 2:
+        raise Hint(f"the mlp has {len(paths)} nn.Linear layers, not 2")
+    prefixes = [_prefix(p) for p in paths]
+    if any(values.get(p + "weight") is None for p in prefixes):
+        raise Hint("an nn.Linear of the mlp has no weight")
+    fits = [(a, b) for a, b in (prefixes, prefixes[::-1]) if _widens(values, a, b, dim)]
+    if not fits:
+        raise Hint(f"the mlp's two nn.Linear layers do not go from {dim} to a width and back to {dim}")
     return fits
+
+
+def _prefix(path: str) -> str:
+    """The prefix of a module's parameters, from its path in modules() ("" for the module itself)."""
+    return f"{path}." if path else ""
+
+
+def _widens(values: dict[str, torch.Tensor], first: str, second: str, dim: int) -> bool:
+    """Do the nn.Linear layers `first` then `second` go from dim to a width and back to dim?"""
+    a, b = values[first + "weight"], values[second + "weight"]
+    return (a.dim() == 2 and b.dim() == 2 and a.shape[1] == dim and b.shape[0] == dim
+            and a.shape[0] == b.shape[1])
 
 
 def mlp(values: dict[str, torch.Tensor], layers: tuple, z: torch.Tensor) -> Any:
@@ -109,6 +139,102 @@ def block(pieces: dict[str, dict], layers: tuple, x: torch.Tensor, heads: int) -
     pieces (`pieces`: norm1, attention, norm2, mlp, each {name: tensor}) and its mlp's `layers`."""
     h = x + multihead(pieces["attention"], layer_norm(pieces["norm1"], x), heads)[0]
     return h + mlp(pieces["mlp"], layers, layer_norm(pieces["norm2"], h))
+
+
+NORM = f"{torch.nn.LayerNorm.__module__}.{torch.nn.LayerNorm.__qualname__}"
+
+
+@dataclass(frozen=True)
+class BlockPieces:
+    """Where a block of any making keeps the page's pieces, as prefixes of its parameter names
+    ("ln1.", "ffn.0."): its two norms (in modules() order; either may come first in the maths),
+    its mlp's first and second nn.Linear, and its attention: its heads (each the prefix of its Q, K
+    and V weights) and the nn.Linear that mixes them when it has the page's heads, else the path of
+    the module that holds every other parameter of the block, which the check calls as it is."""
+
+    norms: tuple[str, str]
+    mlp: tuple[str, str]
+    heads: tuple[str, ...] = ()
+    mix: str = ""
+    attention_module: str | None = None
+
+
+def block_pieces(modules: dict[str, list[str]], values: dict[str, torch.Tensor], dim: int,
+                 heads: int) -> BlockPieces:
+    """The page's pieces in a block, found from what the block reports (modules(), its parameter
+    values), whatever it names them and in whatever order it made them. A Hint when a piece is not
+    there: two nn.LayerNorm(dim), two nn.Linear going from dim to a width and back (the mlp), and
+    the attention's parameters."""
+    norms = [_prefix(p) for p, classes in modules.items() if NORM in classes]
+    if len(norms) != 2 or any(values.get(n + "weight") is None or tuple(values[n + "weight"].shape) != (dim,)
+                              for n in norms):
+        raise Hint(f"your blocks should have two nn.LayerNorm({dim}), yours have {len(norms)}: make them "
+                   "with the given Block(dim, heads)")
+    linears = [_prefix(p) for p, classes in modules.items()
+               if LINEAR in classes and values.get(_prefix(p) + "weight") is not None]
+    mlp = _the_mlp(linears, values, dim)
+    rest = [n for n in values if not n.startswith((*norms, *mlp))]
+    if not rest:
+        raise Hint("your blocks have no attention: make them with the given Block(dim, heads)")
+    found = BlockPieces((norms[0], norms[1]), mlp)
+    at = [n.removesuffix("Q.weight") for n in rest if n == "Q.weight" or n.endswith(".Q.weight")]
+    at = [h for h in at if all(f"{h}{m}.weight" in values for m in "KV")]
+    others = [n for n in rest if not any(n == f"{h}{m}.weight" for h in at for m in "QKV")]
+    mixes = [p for p in linears if p + "weight" in others and tuple(values[p + "weight"].shape) == (dim, dim)]
+    if len(at) == heads and len(mixes) == 1 and all(n.startswith(mixes[0]) for n in others):
+        return replace(found, heads=tuple(at), mix=mixes[0])      # the page's heads, under any names
+    holders = [p for p in modules if p and all(n.startswith(_prefix(p)) for n in rest)
+               and not any(piece.startswith(_prefix(p)) for piece in (*norms, *mlp))]
+    if not holders:
+        raise Hint("the grader cannot find your blocks' attention (a module of its own, or heads with Q, K "
+                   "and V and a layer that mixes them): make them with the given Block(dim, heads)")
+    return replace(found, attention_module=max(holders, key=len))
+
+
+def _the_mlp(linears: list[str], values: dict[str, torch.Tensor], dim: int) -> tuple[str, str]:
+    """The two nn.Linear of a block's mlp, first and second: of the pairs that go from dim to a
+    width and back, the one whose two layers are all a module of their own holds (an nn.Sequential,
+    an MLP class), else the one of the page's width, 4 * dim."""
+    pairs = [(a, b) for a in linears for b in linears if a != b and _widens(values, a, b, dim)]
+
+    def alone(pair: tuple[str, str]) -> bool:
+        parents = {p[:-1].rpartition(".")[0] for p in pair}
+        if len(parents) != 1:
+            return False
+        within = _prefix(parents.pop())
+        return {n for n in linears if n.startswith(within)} == set(pair)
+    for keep in (alone, lambda pair: values[pair[0] + "weight"].shape[0] == 4 * dim):
+        if len(pairs) > 1:
+            pairs = [pair for pair in pairs if keep(pair)] or pairs
+    if len(pairs) != 1:
+        raise Hint(f"the grader cannot find your blocks' mlp (nn.Linear({dim}, {4 * dim}), nn.GELU(), "
+                   f"nn.Linear({4 * dim}, {dim})): make them with the given Block(dim, heads)")
+    return pairs[0]
+
+
+def own_block(pieces: BlockPieces, values: dict[str, torch.Tensor], x: torch.Tensor,
+              attention: Callable[[torch.Tensor], Any] | None = None) -> list[Any]:
+    """What the page's Block computes on x with a block's own values, found by :func:`block_pieces`:
+    one answer for each order of its two norms (either may be the one before the attention). The
+    attention is the page's, from the values of the block's heads and mix, or `attention` (the
+    block's own attention module, called as it is) when the block's attention is of its own making."""
+    if pieces.heads:
+        def talk(z: torch.Tensor) -> Any:
+            return heads_and_mix(values, z, list(pieces.heads), pieces.mix)[0]
+    elif attention is not None:
+        talk = attention
+    else:
+        raise ValueError("a block whose attention is its own needs the attention to call")
+    answers = []
+    for first, second in (pieces.norms, pieces.norms[::-1]):
+        said = talk(layer_norm(values, x, first))
+        if type(said) in (tuple, list) and said:       # an attention that also returns its weights
+            said = said[0]
+        if type(said) is not torch.Tensor or tuple(said.shape) != tuple(x.shape):
+            raise Hint("your blocks' attention does not give vectors of the shape of its input")
+        h = x + said
+        answers.append(h + mlp(values, pieces.mlp, layer_norm(values, h, second)))
+    return answers
 
 
 def my_transformer(values: dict, x: torch.Tensor, heads: int) -> Any:

@@ -54,7 +54,7 @@ def test_mytransformer_parameter_count(MyTransformer):
     def count(net):
         return params.count(params.shapes(net))
     net = MyTransformer(13, dim=8, heads=2, layers=3, max_length=7)
-    assert net.blocks.isa(nn.ModuleList), \
+    assert net.blocks.isa(nn.ModuleList) or net.blocks.isa(nn.Sequential), \
         "self.blocks should be an nn.ModuleList (a plain Python list hides the blocks from PyTorch)"
     assert len(net.blocks) == 3, \
         f"MyTransformer(..., layers=3) should have 3 blocks, yours has {len(net.blocks)}"
@@ -84,6 +84,7 @@ def test_mytransformer_values(MyTransformer):
     import torch
 
     from autograder.checks import params, reference
+    from autograder.checks.hints import Hint, gate
     from course.handles import close, student
     MyTransformer = student(MyTransformer)
 
@@ -95,35 +96,43 @@ def test_mytransformer_values(MyTransformer):
         net = MyTransformer(V, dim=dim, heads=heads, layers=layers, max_length=max_length)
         L = params.rows(net.params(values=False), "position.weight", L)   # a wrong table: the count test's
         # non-trivial parameters; the position table is zero here (the positions have a test of their own)
-        randomize(net)
-        for b in net.blocks:                  # (blocks PyTorch cannot find are the count test's business)
-            randomize(b)
-        net.embed.set_params({"weight": torch.randn(V, dim)})
-        net.position.set_params({"weight": torch.zeros(net.position.params(values=False)["weight"].shape)})
-        # the reference: the page's network computed here from the parameters just set (read back)
-        try:
-            p = {"embed": net.embed.params(), "norm": net.norm.params(), "out": net.out.params(),
-                 "blocks": [b.params() for b in net.blocks]}
-            x = torch.randint(V, (batch, L))
-            want = reference.my_transformer(p, x, heads)
-        except (KeyError, RuntimeError, IndexError):
-            raise AssertionError("your MyTransformer should be made of the page's pieces: self.embed, "
-                                 "self.position, self.blocks (the given Block(dim, heads), one per layer), "
-                                 "self.norm and self.out") from None
+        with gate("your MyTransformer should be made of the page's pieces: self.embed, self.position, "
+                  "self.blocks (one Block(dim, heads) per layer), self.norm and self.out"):
+            randomize(net)
+            blocks = list(net.blocks)         # (blocks PyTorch cannot find are the count test's business)
+            for b in blocks:
+                randomize(b)
+            net.embed.set_params({"weight": torch.randn(V, dim)})
+            table = net.position.params(values=False)["weight"]
+            net.position.set_params({"weight": torch.zeros(table.shape)})
+            embed, norm, out = net.embed.params()["weight"], net.norm.params(), net.out.params()
+        x = torch.randint(V, (batch, L))
         got = net(x)
-        assert type(got) is torch.Tensor and tuple(got.shape) == tuple(want.shape), \
-            f"wrong shape {tuple(getattr(got, 'shape', ()))}"
-        if not close(got, want, atol=1e-4, rtol=1e-4):
-            h = p["embed"]["weight"][x]       # your own blocks, called one by one
-            for b in net.blocks:
-                h = b(h)
-            own = reference.linear(p["out"], "", reference.layer_norm(p["norm"], h)) \
-                if type(h) is torch.Tensor and tuple(h.shape) == (batch, L, dim) else None
-            assert not close(got, own, atol=1e-4, rtol=1e-4), \
-                "your blocks do not compute what Block computes: make them with the given Block(dim, heads)"
-            raise AssertionError(f"MyTransformer({V}, dim={dim}, heads={heads}, layers={layers}) does not "
-                                 "compute out(norm(block_n(...block_1(h)))): every block once, in order, "
-                                 "then the final norm, then out")
+        if type(got) is not torch.Tensor or tuple(got.shape) != (batch, L, V):
+            raise Hint(f"MyTransformer({V}, dim={dim}, heads={heads}, layers={layers}) gives logits of "
+                       f"shape {tuple(getattr(got, 'shape', ()))} for tokens of shape {(batch, L)}, not "
+                       f"{(batch, L, V)}")
+        # your own blocks, called one by one: what the network computes when it chains them
+        h, calls = embed[x], []
+        for b in blocks:
+            said = b(h)
+            if type(said) is not torch.Tensor or tuple(said.shape) != tuple(h.shape):
+                raise Hint("your blocks should give vectors of the shape they are given: make them with the "
+                           "given Block(dim, heads)")
+            calls.append((b, h, said))
+            h = said
+        assert close(got, reference.linear(out, "", reference.layer_norm(norm, h)), atol=1e-4, rtol=1e-4), \
+            f"MyTransformer({V}, dim={dim}, heads={heads}, layers={layers}) does not compute " \
+            "out(norm(block_n(...block_1(h)))): every block once, in order, then the final norm, then out"
+        # each block computes the page's Block from its own values, whatever it names its pieces
+        for b, h, said in calls:
+            values = b.params()
+            pieces = reference.block_pieces(b.modules(), values, dim, heads)
+            attention = params.module_at(b, pieces.attention_module) if pieces.attention_module else None
+            wants = reference.own_block(pieces, values, h, attention)
+            if not any(close(said, want, atol=1e-4, rtol=1e-4) for want in wants):
+                raise Hint("your blocks do not compute what Block computes: make them with the given "
+                           "Block(dim, heads)")
 
 
 @test_case(points=1, hidden=True, failure_message='Every table and matrix should start small (standard deviation 0.02): call SmallStart(self) as the very last line of __init__, after all the pieces are made.')  # noqa: E501
