@@ -81,4 +81,5 @@ def verdict(cells: list[str], template: list[str] | None, rules: dict[str, Any] 
             return (MARK + f"the grader cannot tell what {question}'s code uses, so it cannot check it: "
                     f"your code {hidden[0]}.")
         return None
-    return MARK + rules["hint"].replace("{name}", found[0].shown) + "."
+    line = f" (in the line `{found[0].line[:100]}`)" if found[0].line else ""
+    return MARK + rules["hint"].replace("{name}", found[0].shown) + line + "."

@@ -28,7 +28,9 @@ grader's side (never in the submission's process):
   in a method; of the dunder attributes only :data:`DUNDER_ATTRIBUTES` (``super().__init__``,
   ``type(x).__name__``, ...); no interpreter internals (``gi_frame``, ``f_back``, ...).
   ``getattr``/``setattr``/``hasattr``/``delattr`` with a constant name are the attribute itself;
-  with a computed name they are allowed only on ``self`` in a method (``getattr(self, f"head{i}")``),
+  with a computed name they are allowed only on ``self`` in a method (``getattr(self, f"head{i}")``)
+  and, to read one (``getattr``, ``hasattr``), on a name the notebook binds only to an object it made
+  of a class of its own cells or of torch's layers (``getattr(big, name)``, ``big = MyTransformer(...)``),
   and such a method may then only be called on its own objects (not taken off its class with
   ``Class.method``, passed around or wrapped in a decorator of the notebook's own).
 - *No code from strings, no namespaces*: ``exec``, ``eval``, ``compile``, ``globals``, ``locals``,

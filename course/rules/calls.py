@@ -8,8 +8,11 @@ from .allowed import ATTRIBUTE_BUILTINS, MAGIC_METHODS, MAY_SHOW_MODULES
 from .chains import Chains
 from .findings import Kind
 from .magics import computed_magic
-from .resolve import CHANGES
+from .resolve import CHANGES, judge, origin, step, within
 from .syntax import plain_string, plain_strings, source_text
+
+# methods of torch's layers that give their own object back
+SAME_OBJECT = frozenset({"to", "eval", "train", "cpu", "cuda", "float", "double", "half", "requires_grad_"})
 
 
 class Calls(Chains):
@@ -64,7 +67,8 @@ class Calls(Chains):
         self.generic_visit(node)
 
     def attribute_builtin(self, node: ast.Call) -> None:
-        """getattr(x, "name") is x.name; with a computed name, only on self."""
+        """getattr(x, "name") is x.name; with a computed name, only on self, and getattr and hasattr
+        on an object of the notebook's own (:meth:`own_object`)."""
         f = node.func
         target, name = node.args[0], node.args[1]
         if plain_string(name) and name.value.isidentifier():
@@ -77,10 +81,14 @@ class Calls(Chains):
             self.anchor = outer
         elif isinstance(target, ast.Name) and self.kind_of(target)[0] == "self":
             self.visit(name)
+        elif isinstance(target, ast.Name) and f.id in ("getattr", "hasattr") and self.own_object(target):
+            self.visit(target)
+            self.visit(name)
         else:
             module = isinstance(target, ast.Name) and self.kind_of(target)[0] == "module"
             self.found(node, f"looks up an attribute of {source_text(target)} by a computed name "
-                             f"({f.id}: only on self)", Kind.FAR if module else Kind.RULE, hides=True)
+                             f"({f.id}: only on self, or to read one of an object of a class of the "
+                             "notebook's own)", Kind.FAR if module else Kind.RULE, hides=True)
             self.shown.add(id(target))              # said already: not also "a module as a value"
             self.visit(target)
             self.visit(name)
@@ -110,3 +118,72 @@ class Calls(Chains):
             shown = repr(value.value) if isinstance(value, ast.Constant) else source_text(value)
             self.found(node, f"starts worker processes (num_workers={shown[:40]}; only num_workers=0 "
                              "is allowed: a notebook's work runs in its own process)")
+
+    # -- objects of the notebook's own
+    def own_object(self, target: ast.Name) -> bool:
+        """Whether a name is, wherever the notebook binds it, an object the notebook made of a class
+        of its own or of one of torch's layers (``big = MyTransformer(2002)``, ``net =
+        nn.Sequential(...).to(device)``): a notebook-level name bound only by plain assignments.
+        What such an object holds is the notebook's code (read, and followed with the name) or
+        torch's layers' (which hold no ready-made piece); one attribute looked up by a computed
+        name is no way out, for what it gives is used as the rules read it (another computed
+        lookup on it is not allowed)."""
+        scope, bindings = self.lookup(target.id)
+        return scope is self.scopes.module and bool(bindings) and all(
+            b.kind == "other" and b.value is not None and self.made_here(b.value) for b in bindings)
+
+    def made_here(self, value: ast.expr) -> bool:
+        """``Class(...)`` of a class of the notebook's own or of torch's layers, perhaps followed by
+        the layers' methods that give the same object back (``.to(device)``, ``.eval()``)."""
+        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                and value.func.attr in SAME_OBJECT and value.func.attr not in self.anywhere:
+            value = value.func.value
+        if not isinstance(value, ast.Call):
+            return False
+        return self.own_class(value.func, set()) or self.torch_layer(value.func)
+
+    def own_class(self, node: ast.expr, seen: set[str]) -> bool:
+        """A class the notebook defines in cells of its own (not the course's), undecorated, whose
+        bases are such classes or torch's layers (each of its definitions, where it has several)."""
+        if not isinstance(node, ast.Name) or node.id in seen:
+            return False
+        bindings = self.scopes.module.bound.get(node.id, [])
+        if not bindings or any(b.kind != "class" or b.pos[0] in self.scopes.given_cells for b in bindings):
+            return False
+        for binding in bindings:
+            cls = binding.node
+            if not isinstance(cls, ast.ClassDef) or cls.decorator_list or cls.keywords:
+                return False
+            if not all(self.own_class(b, seen | {node.id}) or self.torch_layer(b) for b in cls.bases):
+                return False
+        return True
+
+    def torch_layer(self, node: ast.expr) -> bool:
+        """``nn.Module``, ``nn.Linear``, ...: one of torch's layers (a subclass of ``nn.Module``
+        defined in ``torch.nn``) that the rules allow, reached from an import of the notebook's."""
+        chain: list[str] = []
+        while isinstance(node, ast.Attribute):
+            chain.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return False
+        bindings = self.scopes.module.bound.get(node.id, [])
+        if not bindings or any(b.kind not in ("module", "object") for b in bindings):
+            return False
+        starts = [(n, m) for b in bindings for n, m in (b.modules or b.objects)]
+        return bool(starts) and all(self.layer(start, obj, chain[::-1]) for start, obj in starts)
+
+    @staticmethod
+    def layer(start: str, obj: object, attrs: list[str]) -> bool:
+        import torch.nn as nn
+        if obj is None:
+            return False
+        try:
+            for a in attrs:
+                if a.startswith("_"):
+                    return False
+                obj = step(obj, a)
+        except Exception:
+            return False
+        return isinstance(obj, type) and issubclass(obj, nn.Module) and within(origin(obj), ("torch.nn",)) \
+            and judge(obj, ".".join([start, *attrs])) is None

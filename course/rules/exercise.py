@@ -42,10 +42,13 @@ class Exercise:
 @dataclass(frozen=True)
 class Use:
     """One use of what an exercise may not use: ``shown`` as the notebook wrote it, ``entry`` the
-    list's entry it is."""
+    list's entry it is, ``line`` the line of the notebook's code it is on (so that a student finds
+    it: the use may be in a cell of theirs other than the question's, which the question's code
+    calls)."""
 
     shown: str
     entry: str
+    line: str = ""
 
 
 @functools.lru_cache(maxsize=512)
@@ -114,6 +117,11 @@ def _shown(node: ast.AST, fallback: str) -> str:
     return fallback
 
 
+def _at(what: str, line: str) -> str:
+    """What was found, with the line of the notebook's code it is on."""
+    return f"{what} (in the line `{line[:100]}`)" if line else what
+
+
 def uses(cells: Iterable[str], exercise: Exercise, template: Iterable[str] | None = None) -> list[Use]:
     """Every use of what ``exercise`` may not use, in the notebook's definitions of its names and in
     everything they use, in the order they are read; empty when there is none."""
@@ -127,9 +135,9 @@ def uses(cells: Iterable[str], exercise: Exercise, template: Iterable[str] | Non
         for name, obj in reading.reached.get(id(n), ()):
             for entry in objects:
                 if _is(name, obj, entry):
-                    found.append(Use(_shown(n, name), entry))
+                    found.append(Use(_shown(n, name), entry, reading.line(n)))
             if name in methods:
-                found.append(Use(_shown(n, name), name[1:]))
+                found.append(Use(_shown(n, name), name[1:], reading.line(n)))
         if isinstance(n, ast.Attribute):
             chained.add(id(n.value))
         elif isinstance(n, ast.Call) and _chain(n) is not None:
@@ -141,7 +149,7 @@ def uses(cells: Iterable[str], exercise: Exercise, template: Iterable[str] | Non
                 isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id == root
                 and ("." not in entry or id(n) not in chained))
             if hit:
-                found.append(Use(_shown(n, entry), entry))
+                found.append(Use(_shown(n, entry), entry, reading.line(n)))
     return list(dict.fromkeys(found))
 
 
@@ -155,6 +163,6 @@ def unread(cells: Iterable[str], exercise: Exercise, template: Iterable[str] | N
     reading = read(tuple(cells), frozenset(template or ()))
     statements = reading.statements
     ids = {id(n) for n in followed(statements, exercise.names, scoped=True)}
-    found = [f.what for f in reading.findings if reading.own[f.cell]
+    found = [_at(f.what, reading.line(f.node)) for f in reading.findings if reading.own[f.cell]
              and (f.kind is Kind.FAR or (f.hides and id(f.node) in ids))]
     return list(dict.fromkeys(found))

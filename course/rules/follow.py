@@ -3,10 +3,9 @@ what it is once the notebook has run, followed from the graded definitions to ev
 from __future__ import annotations
 
 import ast
+import sys
 import weakref
 from collections.abc import Iterable, Iterator
-
-from .syntax import own_expressions
 
 
 def top_level(body: list[ast.stmt]) -> Iterable[ast.stmt]:
@@ -29,8 +28,7 @@ def bound_names(node: ast.stmt) -> list[str]:
         return [node.name]
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return [(a.asname or a.name).split(".")[0] for a in node.names]
-    names = [n.id for e in own_expressions(node) for n in ast.walk(e)
-             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    names = [n.id for e in _own_fields(node) for n in _stored_names(e)]
     if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
         names += [h.name for h in node.handlers if h.name]
     if isinstance(node, ast.Match):
@@ -40,6 +38,31 @@ def bound_names(node: ast.stmt) -> list[str]:
             elif isinstance(n, ast.MatchMapping) and n.rest:
                 names.append(n.rest)
     return names
+
+
+def _own_fields(stmt: ast.stmt) -> Iterable[ast.AST]:
+    """A statement's own expressions (not the statements nested in its body)."""
+    for _, value in ast.iter_fields(stmt):
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, (ast.expr, ast.withitem, ast.keyword, ast.arguments, ast.comprehension)):
+                yield item
+
+
+def _stored_names(node: ast.AST) -> Iterator[ast.Name]:
+    """The names an expression binds in the scope it runs in: not a comprehension's variables nor
+    what a lambda binds, which are their own (``sum(p.numel() for p in net.parameters())`` binds no
+    ``p`` of the notebook's); a walrus in a comprehension binds around it."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            yield n
+        elif isinstance(n, ast.Lambda):
+            continue
+        elif isinstance(n, ast.comprehension):
+            stack += [n.iter, *n.ifs]
+        else:
+            stack += list(ast.iter_child_nodes(n))
 
 
 def _root_name(node: ast.AST) -> str | None:
@@ -138,17 +161,23 @@ def _stored_in_place(node: ast.AST, statements: set[int]) -> set[str | None]:
     """``t.x = ...``, ``t[k] = ...``, ``del t.x``, ``setattr(t, ...)``, ``t += ...`` and ``t.m(...)`` as
     a statement of its own (``statements``: the ids of the statements' calls)."""
     names: set[str | None] = set()
-    for n in ast.walk(node):
+    # a name local to the function the store is in is the function's own, not the notebook's
+    # (``for block in faster.blocks: block.attn.__class__ = ...`` changes no notebook-level ``block``)
+    for n, local, _ in _scoped_walk(node):
         if isinstance(n, (ast.Attribute, ast.Subscript)) and not isinstance(n.ctx, ast.Load):
-            names.add(_root_name(n.value))
+            root = _root_name(n.value)
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.args \
                 and n.func.id in ("setattr", "delattr"):
-            names.add(_root_name(n.args[0]))
+            root = _root_name(n.args[0])
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and id(n) in statements:
-            names.add(_root_name(n.func.value))
+            root = _root_name(n.func.value)
+        else:
+            continue
+        if root not in local:
+            names.add(root)
     # ``stack += [piece]`` grows the list ``stack`` names in place (red team red3: through a second
     # name for the list the graded code reads); in a function it defines, such a name is its own
-    names |= {n.target.id for n, local in _scoped_walk(node)
+    names |= {n.target.id for n, local, _ in _scoped_walk(node)
               if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id not in local}
     return names
 
@@ -182,7 +211,7 @@ def _handed_over(node: ast.AST, modules: frozenset[str], changing: frozenset[str
     a module's function that stores (``operator.setitem``). Not the built-ins that keep nothing, nor
     the names local to the function the call is in; not a plain function, unless ``any_function``."""
     names: set[str] = set()
-    for n, local in _scoped_walk(node):
+    for n, local, _ in _scoped_walk(node):
         if not isinstance(n, ast.Call) or not isinstance(n.func, (ast.Name, ast.Attribute)):
             continue
         callee = n.func.id if isinstance(n.func, ast.Name) else n.func.attr
@@ -206,7 +235,7 @@ def _changed_by_methods(node: ast.AST, modules: frozenset[str], statements: set[
     those local to the function the call is in (its parameters and what it assigns: ``t.view(B,
     T)`` in ``def by_head(t)`` changes no notebook-level ``t``), nor modules."""
     names: set[str] = set()
-    for n, local in _scoped_walk(node):
+    for n, local, _ in _scoped_walk(node):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and id(n) not in statements \
                 and _carries(n):
             root = _root_name(n.func.value)
@@ -223,38 +252,54 @@ def _function_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
     params = {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
     body = fn.body if isinstance(fn.body, list) else [fn.body]
     declared = {g for x in ast.walk(fn) if isinstance(x, (ast.Global, ast.Nonlocal)) for g in x.names}
-    stored = {x.id for b in body for x in ast.walk(b)
-              if isinstance(x, ast.Name) and not isinstance(x.ctx, ast.Load)}
+    stored = {x.id for b in body for x in _stored_names(b)}
     return frozenset((outer | params | stored) - declared)
 
 
 # statement -> its scoped walk: every question's rules follow the same statements of one reading
-_WALKS: weakref.WeakKeyDictionary[ast.AST, list[tuple[ast.AST, frozenset[str]]]] = weakref.WeakKeyDictionary()
+_WALKS: weakref.WeakKeyDictionary[ast.AST, list[tuple[ast.AST, frozenset[str], bool]]] = \
+    weakref.WeakKeyDictionary()
 
 
-def _scoped_walk(node: ast.AST) -> list[tuple[ast.AST, frozenset[str]]]:
+def _scoped_walk(node: ast.AST) -> list[tuple[ast.AST, frozenset[str], bool]]:
     """Every node under ``node`` (a parent before its children), with the names that are local to
-    the functions around it (there, a name is not the notebook's). Worked out once per statement."""
+    the functions and comprehensions around it (there, a name is not the notebook's), and whether
+    it runs later than the statement (in a function's or a lambda's body, or a generator's, which
+    run when called or consumed). Worked out once per statement."""
     walk = _WALKS.get(node)
     if walk is None:
         walk = _WALKS[node] = list(_walk_scoped(node))
     return walk
 
 
-def _walk_scoped(node: ast.AST) -> Iterator[tuple[ast.AST, frozenset[str]]]:
-    stack: list[tuple[ast.AST, frozenset[str]]] = [(node, frozenset())]
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _walk_scoped(node: ast.AST) -> Iterator[tuple[ast.AST, frozenset[str], bool]]:
+    stack: list[tuple[ast.AST, frozenset[str], bool]] = [(node, frozenset(), False)]
     while stack:
-        n, local = stack.pop()
-        yield n, local
+        n, local, later = stack.pop()
+        yield n, local, later
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             a = n.args
             inner = _function_locals(n, local)
             outer = [*a.defaults, *(d for d in a.kw_defaults if d is not None),
                      *getattr(n, "decorator_list", [])]
             body = n.body if isinstance(n.body, list) else [n.body]
-            stack += [(x, local) for x in outer] + [(b, inner) for b in body]
+            stack += [(x, local, later) for x in outer] + [(b, inner, True) for b in body]
             continue
-        stack += [(c, local) for c in ast.iter_child_nodes(n)]
+        if isinstance(n, _COMPREHENSIONS):
+            # the first iterable runs where the comprehension is; the rest in its own scope, where
+            # its variables are its own, and a generator's only once it is consumed
+            first, *rest = n.generators
+            inner = local | {x.id for g in n.generators for x in ast.walk(g.target)
+                             if isinstance(x, ast.Name)}
+            body_later = later or isinstance(n, ast.GeneratorExp)
+            parts = [first.target, *first.ifs, *(x for g in rest for x in (g.target, g.iter, *g.ifs)),
+                     *([n.key, n.value] if isinstance(n, ast.DictComp) else [n.elt])]
+            stack += [(first.iter, local, later)] + [(x, inner, body_later) for x in parts]
+            continue
+        stack += [(c, local, later) for c in ast.iter_child_nodes(n)]
 
 
 def last_binding(nodes: list[ast.stmt], name: str) -> ast.stmt:
@@ -269,24 +314,67 @@ def _carries(call: ast.Call) -> bool:
                for n in ast.walk(a))
 
 
-def live(trees: Iterable[ast.Module], modules: frozenset[str] = frozenset()) -> dict[str, list[ast.stmt]]:
+# a position after every statement of the notebook: what is read once the notebook has run
+END = sys.maxsize
+
+
+class Live(dict[str, list[ast.stmt]]):
+    """For each notebook-level name, the statements that may decide what it is once the notebook has
+    run (the dict's values), and what it takes to tell what it may be at an earlier point:
+    ``position``, each statement's place in the notebook (a statement inside an if/for/... has the
+    place of the statement at the cell's top level it is in); ``history``, every statement that binds
+    a name, in order (place, statement, whether it replaces what came before: a binding at a cell's
+    top level); ``always``, what may change a name's object in place or rebind it from a function
+    (it may run at any time)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.position: dict[int, int] = {}
+        self.history: dict[str, list[tuple[int, ast.stmt, bool]]] = {}
+        self.always: dict[str, list[ast.stmt]] = {}
+
+    def between(self, name: str, start: int, end: int) -> list[ast.stmt]:
+        """The statements that may decide what ``name`` is when it is read at some place from
+        ``start`` to ``end``: the last binding at a cell's top level before ``start``, every binding
+        after it up to ``end`` (one in the same if/for/... as the read too: a loop may come back to
+        it), and what is ``always`` followed. A read before any binding (which would fail) is read
+        as at the end."""
+        history = self.history.get(name)
+        if not history or start >= END:
+            return list(self.get(name, ()))
+        since = max((at for at, _, replaces in history if replaces and at < start), default=-1)
+        found = [s for at, s, _ in history if since <= at <= end]
+        if not found:
+            return list(self.get(name, ()))
+        ids = {id(s) for s in found}
+        return found + [s for s in self.always.get(name, ()) if id(s) not in ids]
+
+
+def live(trees: Iterable[ast.Module], modules: frozenset[str] = frozenset()) -> Live:
     """For each notebook-level name, the statements that may decide what it is once the notebook
     has run: the last binding at a cell's top level and every later one inside an if/for/try/...
     (which may or may not run); every function or class that declares it ``global`` (it may be
     called at any time); every statement that may change its object in place (:func:`_touched`,
-    ``modules``: the names bound to modules only)."""
+    ``modules``: the names bound to modules only). With what it takes to tell the same at an
+    earlier point (:class:`Live`)."""
     trees = list(trees)
     changing = changers(trees)
     own = frozenset(n.name for t in trees for n in top_level(t.body)
                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
-    found: dict[str, list[ast.stmt]] = {}
+    found = Live()
     later: dict[str, list[ast.stmt]] = {}
     shares: dict[str, set[str]] = {}            # name -> the names whose objects it may share
+    place = 0
     for tree in trees:
         direct = {id(s) for s in tree.body}
         for node in top_level(tree.body):
+            if id(node) in direct:
+                place += 1
+            found.position[id(node)] = place
             for name in bound_names(node):
-                if id(node) in direct and not isinstance(node, ast.AugAssign):
+                replaces = id(node) in direct and not isinstance(node, ast.AugAssign)
+                found.history.setdefault(name, []).append((place, node, replaces))
+                if replaces:
                     found[name] = [node]
                 else:
                     found.setdefault(name, []).append(node)
@@ -308,6 +396,7 @@ def live(trees: Iterable[ast.Module], modules: frozenset[str] = frozenset()) -> 
     for name, nodes in later.items():
         if name in found:
             found[name].extend(nodes)
+            found.always[name] = nodes
     return found
 
 
@@ -338,18 +427,43 @@ def _sharing(name: str, shares: dict[str, set[str]]) -> set[str]:
 def followed(statements: dict[str, list[ast.stmt]], roots: Iterable[str],
              scoped: bool = False) -> Iterator[ast.AST]:
     """Every node of the statements behind ``roots`` (``statements``: :func:`live`), and of those
-    behind every notebook-level name they use, in turn; each statement once. ``scoped``: a name
-    local to a function there (a parameter ``k``, a loop variable) is not followed to the notebook's
-    ``k`` (without it, every name of the notebook's is, as the page's rules read the graded code)."""
-    seen: set[int] = set()
-    todo = [node for r in roots for node in statements.get(r, ())]
+    behind every notebook-level name they use, in turn; each node once. ``scoped``: a name local to
+    a function there (a parameter ``k``, a loop variable) is not followed to the notebook's ``k``
+    (without it, every name of the notebook's is, as the page's rules read the graded code).
+
+    A name is followed to what it may be where it is read (:meth:`Live.between`): the roots once the
+    notebook has run; a name a statement reads as it runs (``gpt_params = V * D + ...``), to what it
+    is at that statement, not to a later cell's ``D`` or ``block``, which another question uses; a
+    name read in a function's body (or a lambda's, a generator's), to anything it may be from the
+    time the function was reached on (it may be called then, or any time after)."""
+    between = getattr(statements, "between", None)
+    position = getattr(statements, "position", {})
+    yielded: set[int] = set()
+    started: dict[int, int] = {}        # statement -> the earliest place it was followed from
+    todo = [(node, END) for r in roots for node in statements.get(r, ())]
     while todo:
-        node = todo.pop()
-        if id(node) in seen:
+        node, start = todo.pop()
+        if started.get(id(node), END + 1) <= start:
             continue
-        seen.add(id(node))
-        walk = _scoped_walk(node) if scoped else ((n, frozenset()) for n in ast.walk(node))
-        for n, local in walk:
-            yield n
+        started[id(node)] = start
+        here = position.get(id(node), END)
+        scoped_walk = _scoped_walk(node)
+        if scoped:
+            walk: Iterable[tuple[ast.AST, frozenset[str], bool]] = scoped_walk
+        else:                           # every node, annotations too, none of them local
+            runs_later = {id(n): later for n, _, later in scoped_walk}
+            walk = ((n, frozenset(), runs_later.get(id(n), True)) for n in ast.walk(node))
+        for n, local, later in walk:
+            if id(n) not in yielded:
+                yielded.add(id(n))
+                yield n
             if isinstance(n, ast.Name) and n.id in statements and n.id not in local:
-                todo += [s for s in statements[n.id] if id(s) not in seen]
+                if between is None:
+                    reached, since = statements[n.id], start
+                elif later:
+                    since = max(start, here)
+                    reached = between(n.id, since, END)
+                else:
+                    since = here
+                    reached = between(n.id, here, here)
+                todo += [(s, since) for s in reached if started.get(id(s), END + 1) > since]

@@ -49,6 +49,7 @@ class Reading:
             except _UNREADABLE:
                 continue
         self.scopes = Scopes()
+        self.scopes.given_cells = {i for i, own in enumerate(self.own) if not own}
         self.findings: list[Finding] = []
         self.reached: dict[int, list[tuple[str, object]]] = {}     # what each node reaches
         binder = Binder(self.scopes)
@@ -74,6 +75,19 @@ class Reading:
         though each question's rules and each check of the rules ask for it."""
         from .follow import live
         return live((tree for _, tree in self.trees), self.module_names())
+
+    @functools.cached_property
+    def cell_of(self) -> dict[int, int]:
+        """The cell each node of the notebook's code is in, by the node's id."""
+        return {id(n): i for i, tree in self.trees for n in ast.walk(tree)}
+
+    def line(self, node: ast.AST) -> str:
+        """The line of the notebook's code a node is on, as written (empty when it is not known)."""
+        cell, number = self.cell_of.get(id(node)), getattr(node, "lineno", 0)
+        if cell is None or number < 1:
+            return ""
+        lines = stripped(self.cells[cell]).split("\n")
+        return lines[number - 1].strip() if number <= len(lines) else ""
 
     def module_names(self) -> frozenset[str]:
         """The notebook-level names bound to modules only."""

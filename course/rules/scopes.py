@@ -17,6 +17,8 @@ class Binding:
     pos: tuple[int, int]       # (cell, line)
     modules: list[tuple[str, types.ModuleType | None]] = field(default_factory=list)
     objects: list[tuple[str, object]] = field(default_factory=list)
+    value: ast.expr | None = None           # what a plain ``name = value`` binds it to
+    node: ast.AST | None = None             # the class statement of a class
 
 
 class Scope:
@@ -40,6 +42,7 @@ class Scopes:
         self.by_node: dict[int, Scope] = {}
         self.trusting_methods: set[str] = set()
         self.trusting_classes: set[str] = set()
+        self.given_cells: set[int] = set()      # the cells that are the course's (the blank notebook's)
 
     def anywhere(self) -> set[str]:
         """Every name bound in any scope of the notebook."""
@@ -98,6 +101,11 @@ class Binder:
 
     def run(self, node: ast.AST, scope: Scope, cell: int) -> None:
         kind = type(node)
+        if kind is ast.Assign and all(type(t) is ast.Name for t in node.targets):
+            for t in node.targets:              # what it is bound to: an object of the notebook's own?
+                self.bind(scope, t.id, Binding("other", (cell, t.lineno), value=node.value))
+            self.run(node.value, scope, cell)
+            return
         if kind in _PLAIN:                     # most nodes bind nothing: straight to their children
             if kind is ast.Attribute and type(node.value) is ast.Name and node.value.id in ("self", "cls") \
                     and node.attr.startswith("_") and not dunder(node.attr):
@@ -113,7 +121,7 @@ class Binder:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             self.function(node, scope, cell, pos)
         elif isinstance(node, ast.ClassDef):
-            self.bind(scope, node.name, Binding("class", pos))
+            self.bind(scope, node.name, Binding("class", pos, node=node))
             for n in node.decorator_list + node.bases + [k.value for k in node.keywords]:
                 self.run(n, scope, cell)
             inner = self.scope(node, scope, "class")
