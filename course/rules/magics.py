@@ -4,6 +4,8 @@ place of the magic, so that the rules read them as the cell's own code."""
 from __future__ import annotations
 
 import ast
+import functools
+from typing import Any
 
 from .syntax import own_expressions, plain_strings
 
@@ -60,11 +62,17 @@ def computed_magic(node: ast.AST) -> bool:
     return not plain_strings(node.args) or (bool(node.args) and node.args[0].value in RUN_BODY)
 
 
+@functools.cache
+def _transformer() -> Any:
+    from IPython.core.inputtransformer2 import TransformerManager
+    return TransformerManager()
+
+
 def _transform(source: str) -> str:
-    """IPython syntax (``%magic``, ``!cmd``, ``x?``) as harmless Python, so that the cell parses."""
+    """The cell as IPython runs it (prompts stripped; ``%magic``, ``!cmd``, ``x?`` as calls): the
+    transformation the grader's runner applies (autograder/runner.py) and Jupyter's."""
     try:
-        from IPython.core.inputtransformer2 import TransformerManager
-        return TransformerManager().transform_cell(source)
+        return _transformer().transform_cell(source)
     except Exception:
         return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
 

@@ -1,4 +1,4 @@
-"""One notebook's code read against the rules: every cell parsed (IPython syntax as Python), the
+"""One notebook's code read against the rules: every cell parsed as IPython runs it, the
 scopes and bindings of the first pass, and the findings of the second, by the node they are about."""
 from __future__ import annotations
 
@@ -16,12 +16,11 @@ _UNREADABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
 
 @functools.lru_cache(maxsize=4096)
 def stripped(source: str) -> str:
-    """The cell as plain Python (:func:`strip_magics`; plain Python as it is, which is faster)."""
-    try:
-        ast.parse(source)
-    except _UNREADABLE:
-        return strip_magics(source)
-    return strip_magics(source) if "_magic" in source else source
+    """The cell as the runner and Jupyter run it, as plain Python (:func:`strip_magics`: IPython's
+    own transformation first, prompts, magics and ``!cmd`` included). Never the raw text: a line
+    such as ``In [1]: x = 2`` is valid Python that binds nothing, while IPython strips the prompt
+    and runs ``x = 2``."""
+    return strip_magics(source)
 
 
 def parse(cells: Iterable[str]) -> list[ast.Module]:

@@ -515,3 +515,15 @@ def test_a_piece_put_into_a_list_by_a_second_name_with_plus_equals_is_followed()
              "def total(xs):\n    stack = []\n    stack += [F.scaled_dot_product_attention]\n"
              "    return stack\n")
     assert _rules(local + graded)[0] == []
+
+
+def test_the_rules_read_each_cell_as_ipython_runs_it():
+    """`In [1]: NAME = VALUE` is valid Python (an annotated assignment to `In[1]`) that binds
+    nothing, while IPython strips the prompt and rebinds NAME: the rules read what runs."""
+    evil = "def evil(q, k, v):\n    return F.scaled_dot_product_attention(q, k, v), None\n"
+    honest = _attention("return q, None")
+    assert static_uses([SETUP, honest, evil], ["Attention"], [SETUP]) == []
+    for hidden in ("In [1]: Attention = evil\n", ">>> Attention = evil\n",
+                   "In [3]: x = 1\n   ...: Attention = evil\n"):
+        broken = static_uses([SETUP, honest, evil, hidden], ["Attention"], [SETUP])
+        assert any("uses F.scaled_dot_product_attention" in b for b in broken), (hidden, broken)
