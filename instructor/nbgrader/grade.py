@@ -12,7 +12,8 @@ course directory (or with ``--course-dir``), after ``nbgrader collect``:
    one ``course grade`` runs (each notebook in its own sandboxed process answering requests, the
    tests in a judge process, the rules read statically): the notebook is read in Otter's form
    (nbgrader's test cells, the course's own, become the ``grader.check("qN")`` cells they stand
-   for; every other cell, the student's answers included, stays as submitted);
+   for; the cells autograde skips, grade id ``...-skipped``, are tagged ``otter_ignore``, the cells
+   ``course grade`` skips; every other cell, the student's answers included, stays as submitted);
 3. it writes each test cell's points from that verdict into nbgrader's gradebook
    (``nbgrader.api.Gradebook``): ``auto_score`` of every autograded grade cell (``qN-test_name``,
    or ``qN-tests`` for an all-or-nothing question) is what the judge gave, replacing what the
@@ -41,8 +42,9 @@ from autograder.config import SANDBOX_MODES, GradeConfig, GradingError, SandboxM
 from autograder.report import is_flagged
 
 from .commands import nbgrader, nbgrader_env
-from .plugins import question_of
+from .plugins import is_skipped, question_of
 
+IGNORE_TAG = "otter_ignore"        # the tag of the cells the engine skips (autograder/notebook.py)
 GRADED_AS = "course-grade"          # DIR/course-grade/ASSIGNMENT/: the engine's output folder
 # SQLAlchemy's warning about nbgrader's own add_submission (an autoflush while it builds the rows);
 # harmless, and not the instructor's to act on: kept out of the output, here and in autograde's
@@ -58,7 +60,13 @@ def is_test_cell(cell) -> bool:
 def otter_form(nb):
     """A submitted nbgrader notebook as the engine reads a student notebook: each question's test
     cells become its one ``grader.check("qN")`` cell (in the place of the first); every other cell
-    stays as submitted."""
+    stays as submitted, except that the engine skips exactly the cells nbgrader's autograde skips.
+
+    The source notebook marks the cells ``course grade`` skips (``otter_ignore`` in the master:
+    training runs and what is made from them) by a grade id ending in ``-skipped`` and does not
+    keep the tag; the engine skips by the tag, so it is set here from the grade id (and taken off
+    any other cell). Otherwise the engine would run those cells and its rules would read them, which
+    no other route does."""
     import copy
 
     import nbformat
@@ -72,9 +80,23 @@ def otter_form(nb):
                 seen.add(q)
                 cells.append(nbformat.v4.new_code_cell(f'grader.check("{q}")', id=cell.get("id")))
             continue
+        if cell.get("cell_type") == "code":
+            _mark_skipped(cell, is_skipped(cell))
         cells.append(cell)
     nb.cells = cells
     return nb
+
+
+def _mark_skipped(cell, skipped: bool) -> None:
+    """Tag ``cell`` ``otter_ignore`` (the engine does not run it, its rules do not read it) exactly
+    when ``skipped``."""
+    meta = cell.setdefault("metadata", {})
+    tags = meta.get("tags") if isinstance(meta.get("tags"), list) else []
+    tags = [t for t in tags if t != IGNORE_TAG] + ([IGNORE_TAG] if skipped else [])
+    if tags:
+        meta["tags"] = tags
+    else:
+        meta.pop("tags", None)
 
 
 def stage(root: Path, assignment: str, folder: Path) -> dict[str, str]:

@@ -190,6 +190,33 @@ def test_config_loads_and_plugs_in_the_course(tmp_path, monkeypatch):
     assert config.Autograde.sanitize_preprocessors[0].__name__ == "KeepSkippedOutputs"
 
 
+
+def _lines(source: str) -> str:
+    """A cell's text without its blank lines (nbgrader's answer stub and Otter's prompt differ there)."""
+    return "\n".join(line for line in source.splitlines() if line.strip())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_course_nbgrader_skips_exactly_the_cells_course_grade_skips(name):
+    """`course nbgrader` hands the engine a submission in Otter's form; the engine leaves out (does
+    not run, its rules do not read) the cells tagged `otter_ignore`. A released notebook in that
+    form must skip the cells the Otter student notebook skips, no more and no fewer: the training
+    runs, the plots made from them and the answers that train."""
+    from autograder.notebook import read_notebook
+    from instructor.nbgrader.grade import otter_form
+
+    def skipped(nb) -> list[str]:
+        cells, problem = read_notebook(nbformat.writes(nb).encode())
+        assert problem is None
+        return [_lines(c["source"]) for c in cells if c["ignore"]]
+
+    student = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    assert skipped(otter_form(released(name))) == skipped(student)
+    stray = released(name)                        # a tag the student added: nbgrader runs the cell
+    answer = next(c for c in stray.cells if nbg(c).get("solution") and c.cell_type == "code")
+    answer.metadata["tags"] = ["otter_ignore"]
+    assert skipped(otter_form(stray)) == skipped(student)
+
 def test_a_test_cell_marked_skipped_still_runs():
     def cell(**meta):
         return nbformat.v4.new_code_cell("x", metadata={"nbgrader": meta})

@@ -330,3 +330,86 @@ def test_released_text_is_what_generate_assignment_leaves_and_otter_form_keeps_t
     assert not any(is_test_cell(c) for c in otter.cells)
     kept = [c.source for c in source.cells if not is_test_cell(c)]
     assert [c.source for c in otter.cells if not c.source.startswith("grader.check(")] == kept
+
+
+# ---------------------------------------------------------------- every solution through `course nbgrader`
+
+@pytest.fixture(scope="module")
+def solutions_class(tmp_path_factory) -> dict:
+    """One nbgrader course with all nine notebooks, each with one student who submitted the master's
+    answers (the skipped cells holding the outputs of the student's own run): `nbgrader
+    generate_assignment` and `nbgrader autograde` once for all nine (the course's autograde runs
+    nothing; `engine_class` covers `course nbgrader` running it itself), then `course nbgrader NN
+    --no-autograde --workers 1` for each notebook (its `main`, in this process: one interpreter's
+    start and imports instead of nine) and `nbgrader export` once."""
+    import io
+    import time
+    from contextlib import redirect_stdout
+
+    from benchmarks.nbgrader_class import filled_notebook, read_export, submit
+    from benchmarks.nbgrader_grading import with_outputs
+    from instructor.nbgrader.commands import nbgrader, nbgrader_env
+    from instructor.nbgrader.export import build_nbgrader
+    from instructor.nbgrader.grade import main as course_nbgrader
+    from instructor.nbgrader.source import source_notebook
+
+    names = masters()
+    root = tmp_path_factory.mktemp("nbgrader-solutions") / "course"
+    build_nbgrader(names, out=root)
+    env = nbgrader_env(root)
+    generated = nbgrader(root, "generate_assignment", "*", env=env)
+    assert generated.returncode == 0, generated.stderr[-3000:]
+    for name in names:
+        released = nbformat.read(root / "release" / name / f"{name}.ipynb", as_version=4)
+        submit(root, name, "solution", with_outputs(filled_notebook(released, source_notebook(name)[1])))
+    autograded = nbgrader(root, "autograde", "*", env=env)
+    assert autograded.returncode == 0, autograded.stderr[-3000:]
+    engine, seconds = {}, {}
+    with pytest.MonkeyPatch.context() as mp:
+        for key in ("COURSE_DATA_CACHE", "COURSE_STORIES_FILE", "OMP_NUM_THREADS"):
+            if key in env:
+                mp.setenv(key, env[key])
+        for name in names:
+            started = time.monotonic()
+            out = io.StringIO()
+            with redirect_stdout(out):
+                code = course_nbgrader([name, "--course-dir", str(root), "--no-autograde", "--workers", "1"])
+            engine[name] = (code, out.getvalue())
+            seconds[name] = round(time.monotonic() - started, 1)
+    exported = nbgrader(root, "export", "--to", str(root / "grades.csv"), env=env)
+    assert exported.returncode == 0, exported.stderr[-3000:]
+    return {"root": root, "names": names, "engine": engine, "seconds": seconds,
+            "rows": read_export(root / "grades.csv")}
+
+
+def test_every_solution_gets_full_marks_through_course_nbgrader(solutions_class):
+    """The master's answers keep every automatic point on the nbgrader route, as under `course grade`
+    and in the Gradescope zip (09 lost q5 when the engine read its training cells, which the other
+    routes skip)."""
+    import json
+
+    from instructor.nbgrader.grade import otter_form
+
+    data = solutions_class
+    assert data["names"] == masters() and len(data["names"]) == 9
+    for name in data["names"]:
+        code, stdout = data["engine"][name]
+        assert code == 0, f"{name}:\n{stdout[-3000:]}"
+        asg = load(name)
+        assert f"solution: {asg.max_points:g} / {asg.max_points:g} automatic points" in stdout, \
+            f"{name}:\n{stdout[-2000:]}"
+        row = data["rows"][(name, "solution")]
+        got = {q.name: float(row[q.name]) for q in asg.auto}
+        assert got == {q.name: q.max_points for q in asg.auto}, name
+        graded = data["root"] / "course-grade" / name
+        with open(graded / "grades.csv", newline="") as f:
+            (result,) = csv.DictReader(f)
+        assert result["grading_status"] == "ok", (name, result["grading_status"])
+        # the cells nbgrader's autograde skips (training runs) were not run by the engine either
+        submitted = nbformat.read(data["root"] / "submitted" / "solution" / name / f"{name}.ipynb",
+                                  as_version=4)
+        skipped = {i + 1 for i, c in enumerate(otter_form(submitted).cells)
+                   if c.metadata.get("nbgrader", {}).get("grade_id", "").endswith("-skipped")}
+        errors = json.loads((graded / "results" / "solution.json").read_text())["cell_errors"]
+        assert not [e for e in errors if e["cell"] in skipped], (name, errors)
+    print("course nbgrader seconds per notebook:", data["seconds"])
