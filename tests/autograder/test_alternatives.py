@@ -110,3 +110,31 @@ def test_the_rewrites_keep_the_maths():
         out, weights = env["Attention"](q, k, v)
         want = want or (out, weights)
         assert torch.allclose(out, want[0], atol=1e-6) and torch.allclose(weights, want[1], atol=1e-6), label
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_the_rules_find_nothing_in_any_correct_alternative(name):
+    """Read as the judge reads a submission (autograder/judge.py: the setup cell the blank's, the
+    cells that run, each question's rules): no finding at all over the correct suite, neither a
+    question's own rules nor anything held as suspicious. Seconds, without grading."""
+    import nbformat
+
+    from autograder.exercise_rules import load as load_rules
+    from autograder.exercise_rules import verdict
+    from autograder.notebook import read_notebook, setup_cell
+    from course.rules import suspicious
+
+    folder = assignment.ASSIGNMENTS / name
+    template = assignment.template_code(name, folder) or []
+    rules = load_rules(folder)
+    found = {}
+    for stem, alt in alternatives.submissions(name).items():
+        data = nbformat.writes(alternatives.alternative_notebook(alt)).encode()
+        cells, problem = read_notebook(data, setup_cell(template))
+        assert problem is None and cells, (stem, problem)
+        sources = [c["source"] for c in cells if not c["ignore"]]
+        said = suspicious([c["source"] for c in cells], [c["index"] for c in cells], template)
+        said += [f"{q}: {v}" for q, r in rules.items() if (v := verdict(sources, template, r, q))]
+        if said:
+            found[stem] = said
+    assert not found, found
