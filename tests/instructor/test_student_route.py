@@ -53,6 +53,9 @@ def _route_state():
 AFTER = ('_route_now = _route_state()\n'
          'print("STATE " + ("kept" if _route_now == _route_before else "changed: " + ", ".join(\n'
          '    k for k in _route_now if _route_now[k] != _route_before[k])))')
+# Numbers the text states that a correct run prints: (what the run prints, a regular expression
+# with the number as its group; how the text states it, formatted with the number printed).
+STATED = {"09_gpt": [(r"Starting loss: (\d+\.\d+)", "a correct run of this notebook prints {:.2f}")]}
 # What shows that a check broke instead of failing: an error of the check's own code.
 BROKEN = re.compile(r"ModuleNotFoundError|ImportError|No module named|NameError: name '(student|"
                     r"course|torch|answers|checks)'")
@@ -119,6 +122,10 @@ def test_the_solution_passes_every_check_in_the_students_python(colab, name):
         assert said == f"{question} results: All test cases passed!", said[-1500:]
     states = _states(cells)
     assert states == ["STATE kept"] * len(checks), states
+    for printed, said in STATED.get(name, []):
+        value = next(float(m.group(1)) for c in cells if (m := re.search(printed, text(c))))
+        shown = " ".join(" ".join(c.source for c in cells if c.cell_type == "markdown").split())
+        assert said.format(value) in shown, (printed, value)
 
 
 @pytest.mark.parametrize("name", NAMES)

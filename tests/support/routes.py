@@ -24,6 +24,7 @@ from autograder.degenerate import binds
 from instructor import build
 
 Make = Callable[[nbformat.NotebookNode], nbformat.NotebookNode]
+ROUTES = ("course grade", "gradescope", "nbgrader")
 NO_NAMESPACES = [sys.executable, str(Path(__file__).resolve().parent / "no_namespaces.py")]
 
 
@@ -62,15 +63,12 @@ def autograder_zip(name: str) -> Path:
 
 
 def grade_on_routes(name: str, answers: dict[str, Make], tmp: Path, gradescope_labels: Collection[str] = (),
-                    seccomp: Collection[str] = ()) -> dict[str, dict[str, dict[str, float]]]:
+                    seccomp: Collection[str] = (), routes: Collection[str] = ROUTES
+                    ) -> dict[str, dict[str, dict[str, float]]]:
     """The points of the solution, the blank notebook and each of ``answers`` on `course grade` and
     `course nbgrader`, and of the solution, the blank and ``gradescope_labels`` through the Gradescope zip
-    (those of ``seccomp`` under a seccomp filter that refuses namespaces, as Docker's default)."""
-    from benchmarks.nbgrader_class import filled_notebook, read_export, submit
-    from instructor.nbgrader.commands import nbgrader, nbgrader_env
-    from instructor.nbgrader.export import build_nbgrader
-    from instructor.nbgrader.source import source_notebook
-
+    (those of ``seccomp`` under a seccomp filter that refuses namespaces, as Docker's default); on
+    the ``routes`` asked for (a route left out costs nothing)."""
     questions = auto_questions(name)
     otter = tmp / "otter"
     otter.mkdir(parents=True)
@@ -80,15 +78,29 @@ def grade_on_routes(name: str, answers: dict[str, Make], tmp: Path, gradescope_l
     for label, make in answers.items():
         nbformat.write(make(mutants.solution_notebook(name)), otter / f"{label}.ipynb")
     found: dict[str, dict[str, dict[str, float]]] = {}
-    rows = mutants.grade_folder(name, otter, tmp / "course-grade")
-    found["course grade"] = {s: {q: float(r[q] or 0) for q in questions} for s, r in rows.items()}
+    if "course grade" in routes:
+        rows = mutants.grade_folder(name, otter, tmp / "course-grade")
+        found["course grade"] = {s: {q: float(r[q] or 0) for q in questions} for s, r in rows.items()}
+    if "gradescope" in routes:
+        found["gradescope"] = {}
+        zip_path = autograder_zip(name)
+        for label in ("solution", "blank", *gradescope_labels):
+            out = gradescope.grade(zip_path, otter / f"{label}.ipynb", tmp / "gs" / label,
+                                   name=f"{name}.ipynb", prefix=NO_NAMESPACES if label in seccomp else [])
+            found["gradescope"][label] = gradescope.question_points(out)
+    if "nbgrader" in routes:
+        found["nbgrader"] = _nbgrader(name, answers, tmp, questions)
+    return found
 
-    found["gradescope"] = {}
-    zip_path = autograder_zip(name)
-    for label in ("solution", "blank", *gradescope_labels):
-        out = gradescope.grade(zip_path, otter / f"{label}.ipynb", tmp / "gs" / label, name=f"{name}.ipynb",
-                               prefix=NO_NAMESPACES if label in seccomp else [])
-        found["gradescope"][label] = gradescope.question_points(out)
+
+def _nbgrader(name: str, answers: dict[str, Make], tmp: Path, questions: list[str]
+              ) -> dict[str, dict[str, float]]:
+    """A real nbgrader course of one assignment: the solution, the blank and ``answers`` submitted,
+    `course nbgrader` run, and the points `nbgrader export` reports."""
+    from benchmarks.nbgrader_class import filled_notebook, read_export, submit
+    from instructor.nbgrader.commands import nbgrader, nbgrader_env
+    from instructor.nbgrader.export import build_nbgrader
+    from instructor.nbgrader.source import source_notebook
 
     root = tmp / "nbgrader"
     build_nbgrader([name], out=root)
@@ -108,6 +120,4 @@ def grade_on_routes(name: str, answers: dict[str, Make], tmp: Path, gradescope_l
     exported = nbgrader(root, "export", "--to", str(tmp / "grades.csv"), env=env)
     assert exported.returncode == 0, exported.stderr[-3000:]
     export = read_export(tmp / "grades.csv")
-    found["nbgrader"] = {s: {q: float(export[(name, s.replace("_", "-"))][q]) for q in questions}
-                         for s in students}
-    return found
+    return {s: {q: float(export[(name, s.replace("_", "-"))][q]) for q in questions} for s in students}
