@@ -16,7 +16,8 @@ Modules, one job each:
 - ``job``: one submission while it runs;
 - ``runner``: the fork server and the process that executes one notebook (``notebook``: its cells);
 - ``judge``: the process that runs the tests on the grader's side (through ``course.handles``);
-- ``inputs``: collect submissions from notebooks, folders and zips;
+- ``inputs``: collect submissions from notebooks, folders and zips (every entry a row or a named skip);
+- ``refusal``: a full disk, a read-only folder, no permission: one sentence and exit 1, no traceback;
 - ``assignment``: read an assignment's ``assignment.json`` and Otter test files;
 - ``sandbox``: the isolation of student code (user, namespaces, a new root, limits, clean-up);
 - ``cgroups``: one cgroup per submission for its whole process tree (memory, processes, CPU share);

@@ -3,5 +3,6 @@
 import sys
 
 from .grade import main
+from .refusal import run
 
-sys.exit(main(sys.argv[1:]))
+sys.exit(run("python -m autograder", main, sys.argv[1:]))

@@ -128,12 +128,14 @@ def _grade(config: GradeConfig, asg: assignment_mod.Assignment, out: Path, final
     startup = grading = 0.0
     try:
         staging = grader.make_root()
+        skipped: list[inputs.Skipped] = []
         try:  # every notebook is streamed into the batch's private staging folder
-            subs = inputs.collect([str(s) for s in config.submissions], staging)
+            subs = inputs.collect([str(s) for s in config.submissions], staging, skipped)
         except inputs.InputError as exc:
             raise GradingError(str(exc)) from exc
         if not subs:
-            raise GradingError("no notebooks found in " + " ".join(map(str, config.submissions)))
+            raise GradingError("no notebooks found in " + " ".join(map(str, config.submissions))
+                               + (f" ({inputs.entries_line(0, skipped)})" if skipped else ""))
         everyone = subs
         if shard is not None:      # the whole class was read: names, clashes and caps are the class's
             subs = shards.select(everyone, shard.k, shard.n)
@@ -173,15 +175,17 @@ def _grade(config: GradeConfig, asg: assignment_mod.Assignment, out: Path, final
             "cgroups": ws.cg.kind if ws.cg else "none", "cgroups_note": ws.cg_note,
             "warnings": grader.warnings, "wall_seconds": time.monotonic() - t0,
             "startup_seconds": round(startup, 3), "grading_seconds": round(grading, 3),
-            "grader_peak_memory_mb": peak_memory_mb()}
+            "grader_peak_memory_mb": peak_memory_mb(),
+            "skipped": [{"name": s.name, "rule": s.rule} for s in skipped]}
     if plan is not None:
         meta["cache"] = {"reused": len(plan.reused), "partial": len(plan.partial), "fresh": plan.fresh}
     if final is None:
         _write_shard(config, asg, ws.out, results, meta, everyone, subs, limits)
     else:
-        set_aside(final, meta["warnings"])
+        set_aside(final, meta["warnings"], dry_run=True)    # said in the report; done once it is written
         write_outputs(ws.out, asg, results, meta, similar=config.similarity, names=config.student_names,
                       shown=final)
+        set_aside(final, [])
         swap_outputs(ws.out, final)
     return Outcome(out=final or ws.out, results=results, mode=ws.mode, cg_note=ws.cg_note,
                    cgroups=ws.cg is not None, meta=meta)
@@ -219,6 +223,8 @@ def write_outputs(out: Path, asg: assignment_mod.Assignment, results: list[Resul
     how = f"{len(meta['shards'])} shards" if meta.get("shards") else f"{meta['wall_seconds']:.1f} s"
     print(f"graded {len(results)} submissions of {asg.name} in {how} "
           f"({ok} ok, {len(results) - ok} not ok; sandbox: {meta['mode']}) -> {out / 'grades.csv'}")
+    print(inputs.entries_line(len(results), meta.get("skipped", [])).replace(
+        "report.html", str(out / "report.html")))
     if any(q.manual for q in asg.questions):
         print(f"hand grading: open {out / 'manual'}/<question>.html, fill in "
               f"{out / 'manual.csv'}, then: course manual {out} FILLED.csv")
@@ -265,8 +271,9 @@ def write_merge(merged: shard_merge.Merged, *, out: Path, similarity: bool = Tru
     staging = begin_outputs(out)
     try:
         shard_merge.copy_figures(merged.shard_dirs, staging)
-        set_aside(out, meta["warnings"])
+        set_aside(out, meta["warnings"], dry_run=True)      # said in the report; done once it is written
         write_outputs(staging, asg, merged.results, meta, similar=similarity, names=student_names, shown=out)
+        set_aside(out, [])
         swap_outputs(staging, out)
     finally:
         discard_outputs(staging)

@@ -160,27 +160,32 @@ def _filled(path: Path) -> bool:
 PREFILLED = ".manual.csv.prefilled"    # instructor.manual.prefill: the SHA-256 of what it wrote
 
 
-def set_aside_filled(out: Path) -> Path | None:
+def set_aside_filled(out: Path, dry_run: bool = False) -> Path | None:
     """Before a new run: a filled-in ``manual.csv`` is renamed ``manual-N.csv`` (never deleted);
     an untouched one, or one exactly as ``course grade`` pre-filled it from the ledger, is removed.
-    Returns the new name, if any."""
+    Returns the new name, if any. ``dry_run``: only the name, nothing changed (the run says so
+    before it writes, and changes ``out`` only once its outputs are all written)."""
     path = out / "manual.csv"
     mark = out / PREFILLED
     if not path.exists():
-        mark.unlink(missing_ok=True)
+        if not dry_run:
+            mark.unlink(missing_ok=True)
         return None
     try:
         untouched = mark.read_text(encoding="ascii").strip() == hashlib.sha256(path.read_bytes()).hexdigest()
     except (OSError, UnicodeDecodeError):
         untouched = False
-    mark.unlink(missing_ok=True)
+    if not dry_run:
+        mark.unlink(missing_ok=True)
     if untouched or not _filled(path):        # as course grade pre-filled it: the ledger holds all of it
-        path.unlink()
+        if not dry_run:
+            path.unlink()
         return None
     n = 1
     while (out / f"manual-{n}.csv").exists():
         n += 1
-    path.rename(out / f"manual-{n}.csv")
+    if not dry_run:
+        path.rename(out / f"manual-{n}.csv")
     return out / f"manual-{n}.csv"
 
 
@@ -225,6 +230,18 @@ def _text(text: str, budget: _Budget) -> tuple[str, str]:
     cut = len(text) - len(shown)
     note = f"<p class='note'>(cut: {cut} characters more; see the notebook)</p>" if cut else ""
     return html.escape(shown), note
+
+
+SCROLL_LINES = 18      # lines of 40 characters: more may scroll inside a <pre> (max-height: 24em)
+
+
+def _pre(shown: str, cls: str = "") -> str:
+    """``shown`` (escaped) in a ``<pre>``; one that may scroll inside its box takes the keyboard's
+    focus (``tabindex``), so that it can be read without a mouse. Counted as it wraps in the
+    narrowest column of the pages (30em): an over-count only adds a stop to Tab."""
+    lines = sum(max(1, -(-len(line) // 40)) for line in shown.split("\n"))
+    attrs = (f" class='{cls}'" if cls else "") + (" tabindex='0'" if lines > SCROLL_LINES else "")
+    return f"<pre{attrs}>{shown}</pre>"
 
 
 def _img(out: Path, path: str, alt: str, budget: _Budget) -> str:
@@ -307,7 +324,7 @@ def answer_html(out: Path, q: str, r: Result, row: int | None, points: float, na
             continue
         shown, cut = _text(source, budget)
         parts.append(f"<p class='codelabel'>code (cell {esc(str(cell))})</p>"
-                     f"<pre class='code'>{shown}</pre>{cut}")
+                     f"{_pre(shown, 'code')}{cut}")
         if c.get("skipped"):
             saved = c.get("saved", [])
             parts.append("<div class='saved'><p class='label'>not run by the grader (otter_ignore): "
@@ -319,15 +336,15 @@ def answer_html(out: Path, q: str, r: Result, row: int | None, points: float, na
                     parts.append(_img(out, str(o["figure"]), f"saved image {k} of cell {cell}", budget))
                 elif "text" in o:
                     shown, cut = _text(str(o["text"]), budget)
-                    parts.append(f"<pre>{shown}</pre>{cut}")
+                    parts.append(f"{_pre(shown)}{cut}")
                 elif "note" in o:
                     parts.append(f"<p class='note'>{esc(str(o['note']))}</p>")
             parts.append("</div>")
             continue
-        text = r.cell_outputs.get(cell, "")
+        text = notebook_info.last_state(r.cell_outputs.get(cell, ""))     # a progress bar: where it ended
         if text.strip():
             shown, cut = _text(text, budget)
-            parts.append(f"<pre>{shown}</pre>{cut}")
+            parts.append(f"{_pre(shown)}{cut}")
         for k, path in enumerate(figures.get(cell, []), 1):
             parts.append(_img(out, path, f"figure {k} of cell {cell}", budget))
         for note in notes.get(cell, []):
@@ -335,7 +352,7 @@ def answer_html(out: Path, q: str, r: Result, row: int | None, points: float, na
         for error in errors.get(cell, []):
             shown, cut = _text(error, budget)
             parts.append(f"<p class='codelabel'>the cell stopped with an error when the grader ran it:</p>"
-                         f"<pre class='error'>{shown}</pre>{cut}")
+                         f"{_pre(shown, 'error')}{cut}")
     if a.get("more"):
         parts.append(f"<p class='note'>{int(a['more'])} more cells not shown</p>")
     parts.append("</section>")
@@ -350,7 +367,7 @@ def write_page(path: Path, out_dir: Path, name: str, q: str, points: float, prom
     esc = html.escape
     given = given or {}
     rows = sorted(results, key=lambda r: r.file)
-    out = ["<!doctype html><html><head><meta charset='utf-8'>",
+    out = ["<!doctype html><html lang='en'><head><meta charset='utf-8'>",
            f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">",
            "<meta name='referrer' content='no-referrer'>",
            f"<title>{esc(name)} {esc(q)}: hand grading</title><style>{STYLE}</style></head><body>",

@@ -34,6 +34,16 @@ unpacked and over MAX_RATIO times its packed size: a zip bomb) is refused alone,
 one student's file never costs a bulk download's other students their grades. The bytes are not
 parsed here: checking that a notebook is a notebook is the sandboxed runner's job.
 
+Every entry found is a row or a named skip (:class:`Skipped`), never a silent absence. A skip is
+what is not a submission by its name: Jupyter's checkpoints, macOS's metadata, a file that is not a
+notebook or zip, a link to a folder. Whatever is named like a notebook or zip is a row, and what is
+not a regular file becomes a row whose ``unreadable file: ...`` status says what it is (a link to
+nothing, a link that loops, a link to outside the submissions, a FIFO, socket or device, a folder
+named like a notebook, a folder that cannot be listed). A link is followed only to a file inside the
+submissions (inside the folder given, or beside a file given); nothing is opened before ``lstat``
+says it is a regular file, and then with ``O_NONBLOCK | O_NOFOLLOW``: a FIFO swapped in after the
+check never blocks the batch.
+
 Of one student's notebooks (one LMS id, or one upload: :func:`student_key`) at most
 MAX_STUDENT_NOTEBOOKS are run, the first by name; every other one keeps its row, with a ``not
 graded: more than 3 notebooks from one student`` status: each notebook runs to its own time limit,
@@ -42,8 +52,11 @@ and one student must not cost the class 40 of them.
 from __future__ import annotations
 
 import atexit
+import errno
+import os
 import re
 import shutil
+import stat
 import tempfile
 import unicodedata
 import zipfile
@@ -75,6 +88,13 @@ RATIO_FLOOR = 64 * 2**20
 CHUNK = 1 << 20
 NAME_BYTES = 100                   # the notebook's file name in the scratch folder
 STEM_BYTES = 180                   # results/<stem>.json and feedback/<stem>.md
+
+# why an entry is skipped (a named skip: counted in the summary, listed in report.html)
+SKIP_CHECKPOINTS = "Jupyter's checkpoints"
+SKIP_MACOS = "macOS's metadata"
+SKIP_NOT_NOTEBOOK = "not a notebook or zip (by its name)"
+SKIP_LINKED_FOLDER = "a link to a folder (not followed)"
+SUFFIXES = (".ipynb", ".zip")
 
 SURROGATE = re.compile("[\ud800-\udfff]")
 CANVAS = re.compile(r"^[^/_]+_(?:late_)?\d+_\d+_[^/]+$", re.IGNORECASE)
@@ -147,12 +167,22 @@ class Submission:
         return self.path.read_bytes() if self.path is not None else None
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """An entry that is not a submission by its name (``name``: as a row would be named) and the
+    rule that skips it (one of the ``SKIP_*`` texts)."""
+
+    name: str
+    rule: str
+
+
 class _Stage:
-    """Numbered files in the staging folder."""
+    """Numbered files in the staging folder, and the entries skipped on the way."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.n = 0
+        self.skipped: list[Skipped] = []
 
     def next(self, suffix: str = ".ipynb") -> Path:
         self.n += 1
@@ -171,7 +201,25 @@ def _fix_zip_name(info: zipfile.ZipInfo) -> str:
 
 
 def _skipped(parts: tuple[str, ...]) -> bool:
-    return any(p in SKIP_PARTS or p.startswith("._") for p in parts)
+    return _skip_rule(parts) is not None
+
+
+def _skip_rule(parts: tuple[str, ...]) -> str | None:
+    """The rule that skips a path of these parts (a checkpoint, macOS's metadata), or None."""
+    for p in parts:
+        if p == ".ipynb_checkpoints":
+            return SKIP_CHECKPOINTS
+        if p in SKIP_PARTS or p.startswith("._"):
+            return SKIP_MACOS
+    return None
+
+
+def _skip_name(label: str, parts: tuple[str, ...]) -> str:
+    """A skipped path named up to its first skipped part (``__MACOSX/`` once, not per file in it)."""
+    for i, p in enumerate(parts):
+        if p in SKIP_PARTS and i < len(parts) - 1:
+            return "/".join((label, *parts[: i + 1])).lstrip("/") + "/"
+    return "/".join((label, *parts)).lstrip("/")
 
 
 def _cut(text: str, limit: int) -> str:
@@ -192,9 +240,15 @@ def short_name(name: str) -> str:
 
 
 def _copy(src, dest: Path, cap: int) -> str | None:
-    """Stream ``src`` (a binary file object) into ``dest``; a problem when it holds more than ``cap``."""
+    """Stream ``src`` (a binary file object) into ``dest``; a problem when it holds more than ``cap``.
+    A read that fails raises its OSError (the submission's); a write that fails, :class:`_StagingError`
+    (the staging folder's disk: no row of the batch could be graded there)."""
     n = 0
-    with open(dest, "wb") as out:
+    try:
+        out = open(dest, "wb")
+    except OSError as exc:
+        raise _StagingError(exc) from exc
+    try:
         while True:
             chunk = src.read(CHUNK)
             if not chunk:
@@ -202,7 +256,15 @@ def _copy(src, dest: Path, cap: int) -> str | None:
             n += len(chunk)
             if n > cap:
                 return f"too large (over {cap // 2**20} MB)"
-            out.write(chunk)
+            try:
+                out.write(chunk)
+            except OSError as exc:
+                raise _StagingError(exc) from exc
+    finally:
+        try:
+            out.close()
+        except OSError as exc:
+            raise _StagingError(exc) from exc
 
 
 def _member_problem(info: zipfile.ZipInfo, cap: int) -> str | None:
@@ -250,16 +312,26 @@ def _directory_problem(path: Path) -> str | None:
     return None
 
 
-def _members(zf: zipfile.ZipFile) -> list[tuple[str, zipfile.ZipInfo]]:
+def _members(zf: zipfile.ZipFile, label: str = "",
+             skipped: list[Skipped] | None = None) -> list[tuple[str, zipfile.ZipInfo]]:
+    """The notebooks and zips in ``zf``; every other file goes into ``skipped`` (named below
+    ``label``, a skipped folder once) with its rule."""
     out = []
+    skips: dict[str, str] = {}
     for info in zf.infolist():
         if info.is_dir():
             continue
         name = _fix_zip_name(info)
-        if _skipped(PurePosixPath(name).parts):
-            continue
-        if name.lower().endswith((".ipynb", ".zip")):
+        parts = PurePosixPath(name).parts
+        rule = _skip_rule(parts)
+        if rule is None and not name.lower().endswith(SUFFIXES):
+            rule = SKIP_NOT_NOTEBOOK
+        if rule is None:
             out.append((name, info))
+        else:
+            skips.setdefault(_skip_name(label, parts), rule)
+    if skipped is not None:
+        skipped.extend(Skipped(n, r) for n, r in sorted(skips.items()))
     return sorted(out, key=lambda t: t[0])
 
 
@@ -306,7 +378,7 @@ def _from_zip(path: Path, label: str, stage: _Stage, nested: bool = False,
         return [Submission(label, None, f"unreadable zip: {str(exc)[:200]}", source=label)]
     with zf:
         try:
-            members = _members(zf)
+            members = _members(zf, label, stage.skipped)
         except (zipfile.BadZipFile, ValueError) as exc:
             return [Submission(label, None, f"unreadable zip: {str(exc)[:200]}", source=label)]
         notebooks = [(n, i) for n, i in members if n.lower().endswith(".ipynb")]
@@ -349,51 +421,227 @@ def _from_zip(path: Path, label: str, stage: _Stage, nested: bool = False,
         return subs
 
 
-def _one(path: Path, label: str, stage: _Stage, in_folder: bool = False) -> list[Submission]:
-    """The submissions in one file given or found (``label``: its row name, a :func:`display_name`)."""
-    if path.suffix.lower() == ".zip":
-        return _from_zip(path, label, stage, may_be_bulk=not in_folder)
-    source = display_name(str(path))
+def _kind(mode: int) -> str | None:
+    """What a file that is not a regular one is, as a row's status says it; None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder named like a notebook, not a file"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe), not a file; not read"
+    if stat.S_ISSOCK(mode):
+        return "a socket, not a file"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device, not a file; not read"
+    return "not a regular file"
+
+
+def _unreadable(label: str, what: str, source: str) -> Submission:
+    return Submission(label, None, f"unreadable file: {what}", source=source)
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _follow(link: Path, inside: str) -> tuple[Path | None, str]:
+    """Where ``link`` leads, when that is inside the folder ``inside`` (a real path); else None and
+    why it is not followed."""
     try:
-        size = path.stat().st_size
-        if size > MAX_NOTEBOOK_BYTES:
-            return [Submission(label, None, f"unreadable notebook: too large ({size // 2**20} MB)",
-                               source=source)]
-        dest = stage.next()
-        with open(path, "rb") as f:
+        target = os.path.realpath(link, strict=True)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None, "a link that loops (not followed)"
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            return None, "a link to nothing (what it names does not exist)"
+        return None, f"a link that cannot be followed ({exc.strerror})"
+    if not _within(target, inside):
+        return None, "a link to outside the submissions (not followed: give what it points to instead)"
+    return Path(target), ""
+
+
+def _open_regular(path: Path) -> tuple[int | None, str]:
+    """A descriptor of ``path`` when it is a regular file (checked with ``lstat`` before it is
+    opened, and with ``fstat`` after: a FIFO or device is never opened, nor waited on), else None
+    and what it is."""
+    try:
+        what = _kind(os.lstat(path).st_mode)
+        if what is None and os.path.islink(path):
+            what = "a link (not followed)"
+        if what is not None:
+            return None, what
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:              # made a link after the check
+            return None, "a link (not followed)"
+        return None, exc.strerror or str(exc)
+    what = _kind(os.fstat(fd).st_mode)
+    if what is not None:                          # swapped after the check
+        os.close(fd)
+        return None, what
+    return fd, ""
+
+
+def _one(path: Path, label: str, stage: _Stage, in_folder: bool = False) -> list[Submission]:
+    """The submissions in one file given or found (``label``: its row name, a :func:`display_name`;
+    ``path``: never a link, a link already followed inside the submissions)."""
+    source = display_name(str(path))
+    fd, what = _open_regular(path)
+    if fd is None:
+        return [_unreadable(label, what, source)]
+    if path.suffix.lower() == ".zip":
+        os.close(fd)
+        return _from_zip(path, label, stage, may_be_bulk=not in_folder)
+    try:
+        with os.fdopen(fd, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_NOTEBOOK_BYTES:
+                return [Submission(label, None, f"unreadable notebook: too large ({size // 2**20} MB)",
+                                   source=source)]
+            dest = stage.next()
             problem = _copy(f, dest, MAX_NOTEBOOK_BYTES)
     except OSError as exc:
-        return [Submission(label, None, f"unreadable file: {exc.strerror}", source=source)]
+        return [_unreadable(label, exc.strerror or str(exc), source)]
     if problem:
         dest.unlink(missing_ok=True)
         return [Submission(label, None, "unreadable notebook: " + problem, source=source)]
     return [Submission(label, dest, None, notebook_name=short_name(label), source=source)]
 
 
-def collect(args: list[str], staging: Path | None = None) -> list[Submission]:
+class _StagingError(Exception):
+    """Writing a copy into the staging folder failed (the grader's disk, not the student's file):
+    :func:`collect` raises the OSError it was, for the batch to stop with a sentence."""
+
+    def __init__(self, exc: OSError) -> None:
+        super().__init__(str(exc))
+        self.exc = exc
+
+
+def _named_like_a_submission(name: str) -> bool:
+    return name.lower().endswith(SUFFIXES)
+
+
+def _from_folder(folder: Path, stage: _Stage) -> list[Submission]:
+    """Every entry below ``folder`` (given on the command line): a row, or a named skip."""
+    real = os.path.realpath(folder)
+    found: list[tuple[Path, Path]] = []           # (its path below folder, the file to read)
+    rows: list[Submission] = []
+    todo = [Path(real)]
+    while todo:
+        here = todo.pop()
+        try:
+            with os.scandir(here) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            rel = here.relative_to(real).as_posix()
+            label = display_name(folder.name if rel == "." else rel) + "/"
+            rows.append(_unreadable(label, f"a folder that cannot be listed ({exc.strerror}): the "
+                                    "notebooks in it were not seen", display_name(str(here))))
+            continue
+        for e in entries:
+            p = Path(e.path)
+            rel = p.relative_to(real)
+            label = display_name(rel.as_posix())
+            rule = _skip_rule((e.name,))
+            if rule:
+                stage.skipped.append(Skipped(label + ("/" if e.is_dir(follow_symlinks=False) else ""), rule))
+                continue
+            named = _named_like_a_submission(e.name)
+            try:
+                mode = os.lstat(p).st_mode
+            except OSError as exc:
+                rows.append(_unreadable(label, exc.strerror or str(exc), display_name(str(p))))
+                continue
+            if stat.S_ISDIR(mode):
+                todo.append(p)
+                if named:          # a row, so that a student's folder-shaped upload is seen
+                    rows.append(_unreadable(label, _kind(mode) or "", display_name(str(p))))
+                continue
+            if stat.S_ISLNK(mode):
+                target, why = _follow(p, real)
+                leads_to_folder = (target.is_dir() if target is not None
+                                   else os.path.isdir(p) and not why.startswith("a link that loops"))
+                if leads_to_folder and not named:
+                    stage.skipped.append(Skipped(label + "/", SKIP_LINKED_FOLDER))
+                elif not named:
+                    stage.skipped.append(Skipped(label, SKIP_NOT_NOTEBOOK))
+                elif target is None:
+                    rows.append(_unreadable(label, why, display_name(str(p))))
+                else:
+                    found.append((p, target))
+                continue
+            if named:
+                found.append((p, p))
+            else:
+                stage.skipped.append(Skipped(label, SKIP_NOT_NOTEBOOK))
+    subs: list[Submission] = []
+    for p, target in sorted(found):
+        subs.extend(_one(target, display_name(p.relative_to(real).as_posix()), stage, in_folder=True))
+    return subs + rows
+
+
+def _from_argument(arg: str, stage: _Stage) -> list[Submission]:
+    """The rows of one command-line argument: a folder, a notebook or zip, or something that is
+    neither (a row that says what it is). A link is followed only to what lies beside it (in its
+    own folder, or below): a glob over an unpacked download must not reach the grader's files."""
+    path = Path(arg)
+    label = display_name(path.name or arg)
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        raise InputError(f"no such file or folder: {arg}") from None
+    except OSError as exc:
+        return [_unreadable(label, exc.strerror or str(exc), display_name(arg))]
+    if stat.S_ISLNK(mode):
+        target, why = _follow(path, os.path.realpath(path.parent))
+        if target is None:
+            return [_unreadable(label, why, display_name(arg))]
+        path, mode = target, os.stat(target).st_mode
+    if stat.S_ISDIR(mode):
+        named = [_unreadable(label, _kind(mode) or "", display_name(arg))] \
+            if _named_like_a_submission(label) else []
+        return _from_folder(path, stage) + named
+    return _one(path, label, stage)
+
+
+def collect(args: list[str], staging: Path | None = None,
+            skipped: list[Skipped] | None = None) -> list[Submission]:
     """All submissions named by ``args`` (files, folders, zips), staged into ``staging`` (a private
     folder; if None, a temporary one removed when this process exits), with unique ``file`` names
-    and stems."""
+    and stems. Every entry found is a row or, when ``skipped`` is given, a :class:`Skipped` in it.
+    An error writing a copy into ``staging`` (its disk full) is raised as the OSError it is."""
     if staging is None:
         staging = Path(tempfile.mkdtemp(prefix="course-inputs-"))
         atexit.register(shutil.rmtree, staging, True)
     stage = _Stage(staging)
     subs: list[Submission] = []
-    for arg in args:
-        path = Path(arg)
-        if path.is_dir():
-            found = sorted(p for p in path.rglob("*")
-                           if p.is_file() and p.suffix.lower() in (".ipynb", ".zip")
-                           and not _skipped(p.relative_to(path).parts))
-            for p in found:
-                subs.extend(_one(p, display_name(p.relative_to(path).as_posix()), stage, in_folder=True))
-        elif path.is_file():
-            subs.extend(_one(path, display_name(path.name), stage))
-        else:
-            raise InputError(f"no such file or folder: {arg}")
+    try:
+        for arg in args:
+            subs.extend(_from_argument(arg, stage))
+    except _StagingError as exc:
+        raise exc.exc from None
     _make_unique(subs)
     cap_per_student(subs)
+    if skipped is not None:
+        skipped.extend(stage.skipped)
     return subs
+
+
+def skip_counts(skipped: list[Skipped] | list[dict]) -> dict[str, int]:
+    """{rule: how many entries it skipped}, in the order the rules first appear."""
+    counts: dict[str, int] = {}
+    for s in skipped:
+        rule = s["rule"] if isinstance(s, dict) else s.rule
+        counts[rule] = counts.get(rule, 0) + 1
+    return counts
+
+
+def entries_line(rows: int, skipped: list[Skipped] | list[dict]) -> str:
+    """The summary's count of what was found: every entry is a row or a named skip."""
+    counts = skip_counts(skipped)
+    why = "; ".join(f"{n} {rule}" for rule, n in counts.items())
+    return (f"{rows + len(skipped)} entries found: {rows} rows, {len(skipped)} skipped"
+            + (f" ({why}; listed in report.html)" if why else ""))
 
 
 def student_key(sub: Submission) -> str | None:

@@ -24,7 +24,7 @@ from typing import Any
 from . import feedback, handgrading, similarity
 from .assignment import Assignment
 from .csvcells import FORMULA_START, clean, csv_text, text_cell  # noqa: F401  (FORMULA_START: re-exported)
-from .inputs import lms_id
+from .inputs import entries_line, lms_id, skip_counts
 from .results import EXTRA_COLUMNS, NO_NAMES, Result, StudentNames, num, percent, student_id, student_name
 
 WRONG_NOTEBOOK = "wrong notebook"        # the status of another week's notebook (not run)
@@ -34,12 +34,15 @@ def is_wrong_notebook(status: str) -> bool:
     return status.startswith(WRONG_NOTEBOOK + ":")
 
 
-UNREADABLE = ("unreadable notebook", "rejected upload", "rejected file")   # an upload nobody could read
+# an upload nobody could read ("unreadable file": a link not followed, a FIFO, a folder named like a
+# notebook, a read that failed)
+UNREADABLE = ("unreadable notebook", "unreadable file", "unreadable zip", "rejected upload", "rejected file")
 
 
 def is_unreadable(status: str) -> bool:
-    """A corrupt or refused upload (not valid JSON, empty, a zip that cannot be unpacked): as
-    uncertain as another week's notebook, so held from the gradebook import, never exported as 0."""
+    """A corrupt or refused upload (not valid JSON, empty, a zip that cannot be unpacked, a link or
+    FIFO where a notebook should be): as uncertain as another week's notebook, so held from the
+    gradebook import, never exported as 0."""
     return status.startswith(UNREADABLE)
 
 
@@ -198,7 +201,8 @@ def _rows_table(assignment: Assignment, results: list[Result], names: StudentNam
                    f"{' hand' if q.manual else ''}</small></th>" for q in assignment.questions)
     out = [f"<h2>Every row ({len(results)})</h2><p>Points per question; questions graded by hand are "
            "filled in by <code>course manual</code> (in <code>grades.csv</code>, not here).</p>"
-           f"<div class='wide'><table class='rows'><tr><th>student</th><th>id</th>{head}<th>total<br>"
+           "<div class='wide' tabindex='0' role='region' aria-label='every row'>"
+           f"<table class='rows'><tr><th>student</th><th>id</th>{head}<th>total<br>"
            f"<small>/{num(assignment.max_points)}</small></th><th>%</th><th>grading_status</th></tr>"]
     order = sorted(results, key=lambda r: (student_name(r.file, names) or "\uffff", r.file))
     for r in order:
@@ -270,6 +274,28 @@ def _held(results: list[Result], names: StudentNames, which, what: str, ask: str
     return "".join(out)
 
 
+SKIPS_SHOWN = 200
+
+
+def _skipped(skipped: list[dict]) -> str:
+    """What was found and is not a row, each with the rule that skipped it: every entry found is a
+    row or one of these, so a student's file that went nowhere shows up here or among the rows."""
+    esc = html.escape
+    out = [f"<h2>Skipped entries ({len(skipped)})</h2>"]
+    if not skipped:
+        return out[0] + "<p>None: every entry found is a row.</p>"
+    counts = "; ".join(f"{n} {esc(rule)}" for rule, n in skip_counts(skipped).items())
+    out.append(f"<p>Found among the submissions and not graded, by their names: {counts}. A file a "
+               "student meant to hand in would be here: grade it alone.</p>"
+               "<table><tr><th>entry</th><th>why it was skipped</th></tr>")
+    for s in skipped[:SKIPS_SHOWN]:
+        out.append(f"<tr><td class='file'>{esc(s['name'])}</td><td>{esc(s['rule'])}</td></tr>")
+    out.append("</table>")
+    if len(skipped) > SKIPS_SHOWN:
+        out.append(f"<p>... and {len(skipped) - SKIPS_SHOWN} more.</p>")
+    return "".join(out)
+
+
 def report_html(assignment: Assignment, results: list[Result], meta: dict,
                 names: StudentNames = NO_NAMES) -> str:
     esc = html.escape
@@ -277,7 +303,7 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict,
     scores = [percent(r.total, assignment.max_points) for r in results]
     mean = sum(scores) / len(scores) if scores else math.nan
     n_ok = sum(r.status == "ok" for r in results)
-    out = ["<!doctype html><html><head><meta charset='utf-8'>",
+    out = ["<!doctype html><html lang='en'><head><meta charset='utf-8'>",
            f"<title>Grading report: {esc(assignment.name)}</title>",
            "<style>body{font-family:sans-serif;max-width:80em;margin:2em auto;padding:0 1em}"
            "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}"
@@ -291,7 +317,8 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict,
            f"<h1>Grading report: {esc(assignment.name)}</h1>",
            f"<p>{n} submissions, {n_ok} graded <code>ok</code>; mean score "
            f"{'n/a' if math.isnan(mean) else f'{100 * mean:.1f}%'}; "
-           f"{meta.get('workers')} workers, {meta.get('wall_seconds', 0):.1f} s in all.</p>"]
+           f"{meta.get('workers')} workers, {meta.get('wall_seconds', 0):.1f} s in all. "
+           f"{esc(entries_line(n, meta.get('skipped', [])).replace('report.html', 'below'))}.</p>"]
     mode = meta.get("mode", "")
     cls = "warn" if mode != "isolated" else ""
     out.append(f"<p class='{cls}'>Sandbox mode <b>{esc(mode)}</b>: {esc(meta.get('mode_note', ''))}</p>")
@@ -341,6 +368,7 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict,
     else:
         out.append("<p>None.</p>")
 
+    out.append(_skipped(meta.get("skipped", [])))
     out.append(_several_rows(results, names))
     out.append(_rows_table(assignment, results, names))
 

@@ -354,7 +354,8 @@ def _meta(bodies: list[dict], by_k: dict[int, list[Result]], read_seconds: float
     meta = {"workers": first.get("workers"), "mode": weakest, "cgroups": first.get("cgroups", "none"),
             "cgroups_note": first.get("cgroups_note", ""), "warnings": warnings,
             "wall_seconds": max(walls), "grader_peak_memory_mb": first.get("grader_peak_memory_mb"),
-            "shards": shard_meta, "merge_read_seconds": round(read_seconds, 3)}
+            "shards": shard_meta, "merge_read_seconds": round(read_seconds, 3),
+            "skipped": first.get("skipped", [])}   # every shard read the whole class: the same skips
     if book:
         meta["gradebook"] = book
     if conflict:

@@ -73,10 +73,11 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def set_aside(out: Path, warnings: list[str]) -> None:
+def set_aside(out: Path, warnings: list[str], dry_run: bool = False) -> None:
     """Just before the new outputs replace the old: a filled-in manual.csv of the earlier run is
-    kept as manual-N.csv (never deleted), and said so."""
-    kept = handgrading.set_aside_filled(out)
+    kept as manual-N.csv (never deleted), and said so. ``dry_run``: said, not yet done (before the
+    outputs are written: a run that cannot write them leaves ``out`` as it was)."""
+    kept = handgrading.set_aside_filled(out, dry_run)
     if kept:
         warnings.append(f"the filled-in manual.csv of an earlier run was kept as {kept.name}")
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from autograder.refusal import run as refusing
+
 USAGE = __doc__
 
 
@@ -110,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"course: unknown command {verb!r}\n{USAGE}", file=sys.stderr)
         return 2
-    return run(rest)
+    return refusing(f"course {verb}", run, rest)      # a full disk or a read-only folder: a sentence
 
 
 if __name__ == "__main__":

@@ -17,7 +17,9 @@ it is applied to.
 
 **No lost update.** Every answer and every item has a version. A change names the version it was
 made from; when another change came first, it is refused (:class:`Conflict`, with what is there now
-and who changed it), never written over. Every change is kept in ``history`` with who and when.
+and who changed it), never written over; the comment or points of a refused save are kept in
+``refused`` (:meth:`Ledger.keep_refused`), so that nothing a TA typed is lost. Every change is kept
+in ``history`` with who and when.
 SQLite in WAL mode lets several TAs' servers and ``course manual`` use one database at once; each
 change is one transaction.
 
@@ -28,12 +30,15 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+
+from autograder import refusal
 
 DB = "hand_grades.sqlite"
 OLD_LEDGER = "hand_grades.json"
@@ -53,6 +58,9 @@ CREATE TABLE IF NOT EXISTS applied(
     PRIMARY KEY (sha256, file, question, item));
 CREATE TABLE IF NOT EXISTS baseline(file TEXT NOT NULL, question TEXT NOT NULL, value TEXT NOT NULL,
     PRIMARY KEY (file, question));
+CREATE TABLE IF NOT EXISTS refused(
+    id INTEGER PRIMARY KEY, at TEXT NOT NULL, who TEXT NOT NULL, key TEXT NOT NULL, version INTEGER NOT NULL,
+    comment TEXT, points REAL);
 CREATE TABLE IF NOT EXISTS history(
     id INTEGER PRIMARY KEY, at TEXT NOT NULL, who TEXT NOT NULL, what TEXT NOT NULL,
     key TEXT NOT NULL, before TEXT, after TEXT);
@@ -142,6 +150,10 @@ class Ledger:
             self.db.execute("PRAGMA busy_timeout=30000")
             self.db.executescript(SCHEMA)
         except sqlite3.Error as exc:
+            code = refusal.unwritable(out)      # the folder says no: a damaged database is not the news
+            if code is not None:
+                raise LedgerError(refusal.explain(OSError(code, os.strerror(code), str(out)))
+                                  + "; nothing changed") from None
             raise LedgerError(f"{self.path} cannot be opened ({exc}): nothing changed; restore it from "
                               "a backup or move it away") from None
         self._maxima: tuple[tuple, dict[str, float]] = ((), {})
@@ -321,11 +333,37 @@ class Ledger:
         self._log(who, "answer", list(key), before.as_dict() if before.version else None, after.as_dict())
         return after
 
+    def keep_refused(self, key: Key, version: int, who: str, comment: str | None,
+                     points: float | None) -> None:
+        """What a refused save (:class:`Conflict`) would have written: kept apart from the answer
+        (nothing is written over), for the TA to merge. Not a change: ``history`` and
+        :meth:`changed_since` do not see it."""
+        if comment is None and points is None:
+            return
+        self.db.execute("INSERT INTO refused(at, who, key, version, comment, points) VALUES (?,?,?,?,?,?)",
+                        (now(), who, json.dumps(list(key)), version, comment, points))
+
+    def refused(self, key: Key | None = None) -> list[dict]:
+        """The refused saves kept by :meth:`keep_refused` (of the answer ``key``), oldest first."""
+        rows = self.db.execute("SELECT at, who, key, version, comment, points FROM refused ORDER BY id")
+        out = [{"at": r[0], "who": r[1], "key": json.loads(r[2]), "version": r[3], "comment": r[4],
+                "points": r[5]} for r in rows]
+        return out if key is None else [r for r in out if r["key"] == list(key)]
+
+    def _same_text(self, question: str, text: str, but: int | None = None) -> None:
+        """Refuses a second item of ``question`` that says what one already says (the feedback
+        would list the line twice, and a TA would not know which to apply)."""
+        for other in self.items(question):
+            if other.id != but and other.text.casefold() == text.casefold():
+                raise LedgerError(f"rubric item {other.position} already says \"{other.text}\" "
+                                  f"({_signed(other.points)}): apply or edit that one")
+
     def add_item(self, question: str, points: float, text: str, who: str) -> Item:
         text = " ".join(text.split())                 # one line: it is a line of the feedback
         points = finite(points)
         if not text:
             raise LedgerError("a rubric item needs a text")
+        self._same_text(question, text)
         position = 1 + max([i.position for i in self.items(question)] + [0])
         cur = self.db.execute("INSERT INTO item(question, points, text, position, version, who, at) "
                               "VALUES (?,?,?,?,1,?,?)", (question, float(points), text.strip(), position,
@@ -356,6 +394,8 @@ class Ledger:
                      before.version + 1, delete)
         if not after.text:
             raise LedgerError("a rubric item needs a text")
+        if not delete:
+            self._same_text(before.question, after.text, but=before.id)
         self.db.execute("UPDATE item SET points=?, text=?, version=?, deleted=?, who=?, at=? WHERE id=?",
                         (after.points, after.text, after.version, int(delete), who, now(), item_id))
         self._log(who, "item deleted" if delete else "item", item_id, before.as_dict(), after.as_dict())
