@@ -122,8 +122,13 @@ class Transport:
         ref_id = self._next_callback          # never reused: a stand-in kept from an earlier
         self._next_callback += 1              # request reaches nothing later
         self.callbacks[ref_id] = obj
-        kind = "module" if isinstance(obj, torch.nn.Module) else "function"
-        return wire.Ref("callback", ref_id, kind, True)
+        # the kind, and the name the student's side gives its stand-in (an ordinary notebook name)
+        if isinstance(obj, torch.nn.Module):
+            kind, name = "module", type(obj).__name__
+        else:
+            kind, name = "function", getattr(obj, "__name__", "")
+        name = name if type(name) is str and name.isidentifier() else ""
+        return wire.Ref("callback", ref_id, f"{kind}:{name[:100]}", True)
 
     def answer_callback(self, message: dict) -> bytes:
         """The frame answering a callback request from the student's side. When the checking

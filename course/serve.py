@@ -30,10 +30,15 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import os
 import random
 import re
 import resource
+import struct
+import types
+import warnings
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -62,7 +67,8 @@ def callback_frame(ref: wire.Ref, args: tuple, kwargs: dict, refer: Any) -> byte
     try:
         return wire.encode({"callback": ref.id, "args": list(args), "kwargs": kwargs}, refer, meta=True)
     except (wire.WireError, TypeError, ValueError, RecursionError) as exc:
-        raise GivenPieceError(f"your code handed the given {ref.type or 'piece'} something that is "
+        kind = ref.type.partition(":")[0] or "piece"
+        raise GivenPieceError(f"your code handed the given {kind} something that is "
                               f"not plain numbers: {str(exc)[:300]}") from None
 
 
@@ -88,33 +94,68 @@ def mro_names(obj: Any) -> list[str]:
         return [qualname(type(obj))]
 
 
-class _CallbackFunction:
-    """Stands in for a function that lives on the checking side: calling it asks there."""
+# A stand-in for a piece of the checking side looks like what a notebook would hand the student's
+# code there: a plain function of the notebook (``__main__``), or an instance of an ordinary
+# ``nn.Module`` subclass defined in the notebook. Nothing in its class, names, ``repr`` or attributes
+# says "check", or an answer could be right only when checked (a Head that used the given Attention
+# properly only when ``type(Attention).__name__`` named a stand-in). The way back to the checking
+# side is a constant of the function's code, not an attribute or a closure that an ordinary notebook
+# function would not have.
+_LINK = "course.serve: the way back to the checking side"
+with warnings.catch_warnings():                    # calling a str constant: replaced before it runs
+    warnings.simplefilter("ignore", SyntaxWarning)
+    _TRAMPOLINE = next(c for c in compile(f"def f(*args, **kwargs):\n    return {_LINK!r}(args, kwargs)\n",
+                                          "<cell 1>", "exec").co_consts if isinstance(c, types.CodeType))
+_trampolines: weakref.WeakSet = weakref.WeakSet()   # their code, not the notebook's own (see _where)
 
-    def __init__(self, server: Server, ref: wire.Ref) -> None:
-        self._server, self._ref = server, ref
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._server.call_back(self._ref, args, kwargs)
+def _trampoline_code(link: Callable[[tuple, dict], Any], name: str, like: types.CodeType | None = None,
+                     filename: str = "<cell 1>") -> types.CodeType:
+    """The code of a function that hands its arguments to ``link``, named ``name`` or, given
+    ``like`` (the code of the notebook's own function it stands in for), named and placed as that."""
+    code = _TRAMPOLINE.replace(
+        co_consts=tuple(link if type(c) is str and c == _LINK else c for c in _TRAMPOLINE.co_consts),
+        co_name=like.co_name if like else name, co_qualname=like.co_qualname if like else name,
+        co_filename=like.co_filename if like else filename,
+        co_firstlineno=like.co_firstlineno if like else 1)
+    _trampolines.add(code)
+    return code
 
-    def __repr__(self) -> str:
-        return f"<reference {self._ref.type or 'function'}>"
+
+def _plain_name(name: Any, default: str) -> str:
+    return name if type(name) is str and name.isidentifier() and not name.startswith("_") else default
 
 
-class _CallbackModule(nn.Module):
-    """Stands in for a network that lives on the checking side: its forward asks there. It holds
-    one parameter (zero) so that ``next(net.parameters()).device`` and ``.to(device)`` work."""
+def _callback_function(server: Server, ref: wire.Ref, name: str = "") -> types.FunctionType:
+    """A plain notebook function (``__main__``, named ``name`` or as the checking side's) that asks
+    there."""
+    def link(args: tuple, kwargs: dict) -> Any:
+        return server.call_back(ref, args, kwargs)
+    name = name or _plain_name(ref.type.partition(":")[2], "f")
+    return types.FunctionType(_trampoline_code(link, name, filename=server.cell_file()), server.env, name)
 
-    def __init__(self, server: Server, ref: wire.Ref) -> None:
-        super().__init__()
+
+def _callback_module(server: Server, ref: wire.Ref) -> nn.Module:
+    """An instance of an ordinary ``nn.Module`` subclass of the notebook (named as the checking
+    side's network's class) whose forward asks there. It holds one parameter (zero) so that
+    ``next(net.parameters()).device`` and ``.to(device)`` work."""
+    name = _plain_name(ref.type.partition(":")[2], "Model")
+    module = server.env.get("__name__", "__main__")
+
+    def __init__(self: nn.Module) -> None:
+        nn.Module.__init__(self)
         self.anchor = nn.Parameter(torch.zeros(1))
-        object.__setattr__(self, "_link", (server, ref))
 
-    def forward(self, *args: Any, **kwargs: Any) -> Any:
-        server, ref = self._link
+    def forward(self: nn.Module, *args: Any, **kwargs: Any) -> Any:
         out = server.call_back(ref, args, kwargs)
         device = self.anchor.device
         return out.to(device) if isinstance(out, torch.Tensor) and out.device != device else out
+
+    for fn in (__init__, forward):
+        fn.__module__, fn.__qualname__ = module, f"{name}.{fn.__name__}"
+    cls = type(name, (nn.Module,), {"__module__": module, "__qualname__": name,
+                                    "__init__": __init__, "forward": forward})
+    return cls()
 
 
 class PretendLogits(nn.Module):
@@ -212,9 +253,9 @@ class Server:
         if isinstance(value, wire.Ref):
             if value.kind == "handle":
                 return self.resolve([value])
-            if value.type == "module":
-                return _CallbackModule(self, value)
-            return _CallbackFunction(self, value)
+            if value.type.partition(":")[0] == "module":
+                return _callback_module(self, value)
+            return _callback_function(self, value)
         if type(value) is list:
             return [self._inflate(v) for v in value]
         if type(value) is tuple:
@@ -270,22 +311,44 @@ class Server:
         return answer
 
     def _swap(self, swaps: Any) -> Callable[[], None]:
+        """Notebook names replaced by the checking side's pieces while a request runs. Where the
+        notebook's own is a plain function, that very function asks the checking side (its code is
+        swapped, then put back): the student's code holds the object it always holds, so that
+        neither its type, its names nor ``is`` tell a check from the notebook's own call."""
         if type(swaps) is not dict:
             raise RequestError("bad swap")
-        saved = {}
+        saved, codes = {}, {}
         for name, ref in swaps.items():
             if type(name) is not str or not isinstance(ref, wire.Ref) or ref.kind != "callback":
                 continue
-            saved[name] = self.env.get(name, _MISSING)
-            self.env[name] = self._inflate(ref)
+            own = self.env.get(name, _MISSING)
+            if ref.type.partition(":")[0] != "module" and _plain_function(own) and own not in codes:
+                def link(args: tuple, kwargs: dict, ref: wire.Ref = ref) -> Any:
+                    return self.call_back(ref, args, kwargs)
+                codes[own] = own.__code__
+                own.__code__ = _trampoline_code(link, name, like=own.__code__)
+                continue
+            saved[name] = own
+            self.env[name] = self._inflate(ref) if ref.type.partition(":")[0] == "module" \
+                else _callback_function(self, ref, name)
 
         def restore() -> None:
+            for fn, code in codes.items():
+                fn.__code__ = code
             for name, old in saved.items():
                 if old is _MISSING:
                     self.env.pop(name, None)
                 else:
                     self.env[name] = old
         return restore
+
+    def cell_file(self) -> str:
+        """Where the notebook's own functions say they come from (``<cell N>`` under the grader)."""
+        for value in list(self.env.values()):
+            if isinstance(value, types.FunctionType) and value.__code__ not in _trampolines \
+                    and value.__module__ == self.env.get("__name__"):
+                return value.__code__.co_filename
+        return "<cell 1>"
 
     def _op_global(self, request: dict) -> Any:
         name = request.get("name")
@@ -431,6 +494,14 @@ class Server:
 _MISSING = object()
 
 
+def _plain_function(obj: Any) -> bool:
+    """A function of the notebook whose code a trampoline may take the place of (no closure, not a
+    generator or coroutine)."""
+    return type(obj) is types.FunctionType and obj.__closure__ is None and obj.__code__ not in _trampolines \
+        and not obj.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE
+                                         | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE)
+
+
 def _probe(obj: Any) -> wire.Ref:
     """A stand-in reference, to try whether a value can be sent (nothing is kept)."""
     return wire.Ref("handle", 0)
@@ -510,7 +581,7 @@ def _where(exc: BaseException) -> list[int] | None:
     tb = exc.__traceback__
     while tb is not None:
         m = _CELL.fullmatch(tb.tb_frame.f_code.co_filename)
-        if m:
+        if m and tb.tb_frame.f_code not in _trampolines:
             found = [int(m.group(1)), int(tb.tb_lineno)]
         tb = tb.tb_next
     return found
@@ -525,8 +596,16 @@ def _text(exc: BaseException) -> str:
 
 
 def _seed(seed: int) -> None:
+    """Seed the random numbers for one request from the checking side's ``seed``, so that a check
+    is reproducible; ``torch.initial_seed()`` still says what it said before (the notebook's own
+    last seed), so that a check's call cannot be told from the notebook's own by it. (The seed torch
+    keeps in its state is only reported; the numbers drawn are those of ``seed``.)"""
+    own = torch.initial_seed()
     random.seed(seed)
     seed_torch(seed)
+    state = torch.get_rng_state()
+    state[:8] = torch.frombuffer(bytearray(struct.pack("<Q", own % 2**64)), dtype=torch.uint8)
+    torch.set_rng_state(state)
     try:
         import numpy as np
         np.random.seed(seed % 2**32)
