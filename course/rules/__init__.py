@@ -51,9 +51,9 @@ Two checks, and the autograder uses both:
 - :func:`suspicious` (the status): anything not allowed in any cell of the notebook's own (cells
   identical to a cell of the blank notebook are the course's); a ready-made piece alone is fine
   there (the page's own checks use ``F.scaled_dot_product_attention`` in a cell of their own).
-- :class:`Watch` records forbidden functions that actually run while your code is called. It runs
-  inside your own process, so it is a second signal only: it can take points away, never give
-  them.
+- :class:`Watch` records forbidden pieces that actually run while your code is called (torch's
+  operators behind them, whoever called them, and the Python ones by name). It runs inside your
+  own process, so it is a second signal only: it can take points away, never give them.
 
 What static reading cannot see is listed in docs/honest-grading.md: code that public library
 functions run on the notebook's behalf from data (a pickle, a name in a string passed to a
