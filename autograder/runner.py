@@ -187,11 +187,19 @@ class _Shell:
 
     def run_line_magic(self, name: str, line: str, *args: Any) -> None:
         if name in self.RUN_BODY and line.strip():
-            exec(compile(line, "<magic>", "exec"), self._env)
+            exec(compile(self._transform(line), "<magic>", "exec"), self._env)
 
     def run_cell_magic(self, name: str, line: str, body: str) -> None:
         if name in self.RUN_BODY:
-            exec(compile(body, "<magic>", "exec"), self._env)
+            exec(compile(self._transform(body), "<magic>", "exec"), self._env)
+
+    @staticmethod
+    def _transform(source: str) -> str:
+        """A magic's body as IPython runs it: these magics pass it through the shell's
+        ``transform_cell`` first (prompts stripped, nested magics as calls), and the rules read it
+        so (course/rules/magics.py); run raw, ``In [1]: x = y`` would store into ``In`` instead."""
+        from IPython.core.inputtransformer2 import TransformerManager
+        return TransformerManager().transform_cell(source)
 
     def system(self, *args: Any, **kwargs: Any) -> None:
         return None

@@ -527,3 +527,20 @@ def test_the_rules_read_each_cell_as_ipython_runs_it():
                    "In [3]: x = 1\n   ...: Attention = evil\n"):
         broken = static_uses([SETUP, honest, evil, hidden], ["Attention"], [SETUP])
         assert any("uses F.scaled_dot_product_attention" in b for b in broken), (hidden, broken)
+
+
+def test_a_magics_body_runs_as_the_rules_read_it():
+    """The grader's shell runs a `%%time` body after IPython's transformation, as IPython's own
+    magics do and as the rules read it: run raw, `In [1]: norm = piece` stores into `In` while the
+    rules read `norm = piece`."""
+    from autograder.runner import _Shell
+    from course.rules.magics import strip_magics
+
+    body = "eps = 1e-5\nIn [1]: norm = 3\n"
+    env: dict = {}
+    shell = _Shell(env)
+    shell.run_cell_magic("time", "", body)
+    ran = {k: v for k, v in env.items() if k != "__builtins__"}
+    read = {}
+    exec(strip_magics("%%time\n" + body), read)
+    assert ran == {k: v for k, v in read.items() if k != "__builtins__"} == {"eps": 1e-5, "norm": 3}
