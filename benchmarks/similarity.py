@@ -1,16 +1,21 @@
-"""Similarity flags (autograder/similarity.py): how long a class of 300 takes, and how the chosen
-method compares with the alternatives on the same class.
+"""Similarity flags (autograder/similarity.py): how long classes of 200, 2,000 and 10,000 take, and how
+the chosen method compares with the alternatives on the test's class.
 
-    python benchmarks/similarity.py                 # both
-    python benchmarks/similarity.py --time-only     # a class of 300 submissions of 08_causal, timed
-    python benchmarks/similarity.py --compare-only  # the library comparison on the test's class
+    python benchmarks/similarity.py                         # both (timing: 200 and 2,000)
+    python benchmarks/similarity.py --time-only --sizes 200,2000,10000
+    python benchmarks/similarity.py --compare-only          # the library comparison on the test's class
 
-Timing: 300 submissions of 08_causal (answers drawn from benchmarks/similarity_class.py, a tenth of
-them disguised copies; every answer cell made unique by a line of its own, so nothing is done once
-for two students), written as `course grade` writes a folder (questions.json, results/<stem>.json,
-report.html), then `course similarity DIR` as the grader's hook runs it: a process of its own that
-imports, reads, normalises, fingerprints, compares, writes similarity.csv and the report's section.
-Its wall time is printed.
+Timing: classes of 08_causal generated from the project's own answers (each piece drawn from
+benchmarks/similarity_class.py's correct answers, one in eight swapped for a mutant of the mutation
+suite that replaces it; a tenth of the class disguised copies of an earlier student, renamed,
+reordered, recommented or all at once; every answer cell made unique by a line of its own, so
+nothing is done once for two students), written as `course grade` writes a folder (questions.json,
+results/<stem>.json, report.html), then compared as the grader's hook does it: `python -m
+autograder.similarity DIR --here` in a process of its own (the same hash seed, memory cap and time
+limit), which imports, reads, normalises, fingerprints, compares, writes similarity.csv and the
+report's section. Printed for each size: wall time, CPU time (the process and its workers), peak
+memory (the largest process's resident set), the flags and the load average beside it. A run that
+fails or runs out of time prints so, and no ratio is printed over it.
 
 Comparison: the test's class (30 honest students, six disguised copies, a copy of the master), every
 pair scored by (1) copydetect as it comes (its own pygments tokens, raw code, the course's code as
@@ -41,33 +46,70 @@ sys.path.insert(0, str(ROOT))
 
 from autograder import similarity as sim  # noqa: E402
 from autograder.assignment import load  # noqa: E402
+from autograder.mutants import load_mutants  # noqa: E402
 from benchmarks import similarity_class as sc  # noqa: E402
 
 
 def graded_folder(out: Path, books: dict[str, dict]) -> None:
     """A folder as course grade writes it, as far as course similarity reads it."""
-    from autograder.similarity import PLACEHOLDER
     (out / "results").mkdir(parents=True, exist_ok=True)
     (out / "questions.json").write_text(json.dumps({"assignment": sc.NAME}))
     for row in sc.answer_rows(books):
         doc = {"file": row["file"], "id": row["id"], "answer_code": row["answer_code"]}
         (out / "results" / f"{Path(row['file']).stem}.json").write_text(json.dumps(doc))
-    (out / "report.html").write_text(f"<!doctype html><html><body>{PLACEHOLDER}</body></html>\n")
+    (out / "report.html").write_text(f"<!doctype html><html><body>{sim.PLACEHOLDER}</body></html>\n")
+
+
+def variants() -> dict[str, list[str]]:
+    """Each piece's answers: the class's correct ones and the mutants that replace that piece."""
+    out = {p: [a for a in sc.ANSWERS[p]] for p in sc.PIECES}
+    for m in load_mutants(sc.NAME):
+        if m.replaces in out:
+            out[m.replaces].append(m.code)
+    return out
 
 
 def class_of(n: int, seed: int = 1) -> dict[str, dict]:
     rng = random.Random(seed)
     disguises = list(sc.DISGUISES.values())
+    answers = variants()
+    cells_of: list[dict[str, str]] = []
     books = {}
     for i in range(n):
-        pick = {p: rng.randrange(len(sc.ANSWERS[p])) for p in sc.PIECES}
-        cells = sc.honest_cells(pick)
-        if i % 10 == 9:
-            cells = sc.disguise(cells, disguises[i % len(disguises)])
+        if i % 10 == 9:            # a disguised copy of an earlier student
+            cells = sc.disguise(cells_of[rng.randrange(len(cells_of))], disguises[i % len(disguises)])
+        else:
+            cells = {}
+            for p in sc.PIECES:
+                mutant = len(answers[p]) > len(sc.ANSWERS[p]) and rng.random() < 1 / 8
+                cells[p] = rng.choice(answers[p][len(sc.ANSWERS[p]):] if mutant else sc.ANSWERS[p])
+            cells_of.append(cells)
         # a line of each student's own in every cell: no two students' cells are the same text
-        cells = {p: (src + f"\nstudent_mark_{i} = {i}\n" if src.strip() else src) for p, src in cells.items()}
-        books[f"student{i:03d}.ipynb"] = sc.notebook(cells)
+        mine = {p: (src + f"\nstudent_mark_{i} = {i}\n" if src.strip() else src) for p, src in cells.items()}
+        books[f"student{i:05d}.ipynb"] = sc.notebook(mine)
     return books
+
+
+def run_hook(out: Path) -> tuple[float, float, int, int, str]:
+    """The hook's process on ``out``: (wall s, CPU s, peak KiB of its largest process, exit status,
+    last line), timed out as the hook times it out."""
+    env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPATH=str(ROOT))
+    t0 = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "autograder.similarity", str(out), "--here"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    status, usage = 0, None
+    while usage is None:
+        pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            usage = ru
+        elif time.monotonic() - t0 > sim.WORKER_SECONDS:
+            proc.kill()
+        else:
+            time.sleep(0.2)
+    seconds = time.monotonic() - t0
+    lines = (proc.stdout.read() if proc.stdout else "").strip().splitlines()
+    code = os.waitstatus_to_exitcode(status)
+    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, code, (lines or ["(nothing)"])[-1]
 
 
 def time_class(n: int) -> dict:
@@ -75,19 +117,31 @@ def time_class(n: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         graded_folder(out, books)
-        import resource
-        t0 = time.monotonic()
-        cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        line = sim.after_grading(out)
-        seconds = time.monotonic() - t0
-        cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
-        rows = sum(1 for _ in open(out / "similarity.csv")) - 1
-    print(f"class of {n} submissions of {sc.NAME}: {seconds:.1f} s wall, {cpu:.1f} s of CPU, load "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores ({line})")
-    return {"submissions": n, "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1), "flags": rows,
-            "cpus": os.cpu_count(),
-            "load_average": [round(x, 2) for x in os.getloadavg()]}
+        del books
+        seconds, cpu, peak, code, line = run_hook(out)
+        csv_path = out / "similarity.csv"
+        rows = sum(1 for _ in open(csv_path)) - 1 if csv_path.is_file() else None
+    load_avg = [round(x, 2) for x in os.getloadavg()]
+    ok = code == 0 and rows is not None and seconds <= sim.WORKER_SECONDS
+    print(f"class of {n} submissions of {sc.NAME}: {'' if ok else 'FAILED (' + str(code) + '): '}"
+          f"{seconds:.1f} s wall, {cpu:.1f} s of CPU, peak {peak / 1024:.0f} MiB, {rows} flags; load "
+          f"{load_avg[0]:.1f} on {os.cpu_count()} cores ({line})", flush=True)
+    return {"submissions": n, "ok": ok, "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1),
+            "peak_mib": round(peak / 1024), "flags": rows, "cpus": os.cpu_count(), "load_average": load_avg}
+
+
+def timings(sizes: list[int]) -> list[dict]:
+    """Each size once, and how each grew on the smallest: never over a failed run."""
+    runs = [time_class(n) for n in sizes]
+    base = runs[0]
+    for r in runs[1:]:
+        if base["ok"] and r["ok"]:
+            grew = r["seconds"] / base["seconds"]
+            print(f"  {r['submissions']} against {base['submissions']}: x{grew:.1f} wall, "
+                  f"x{r['submissions'] / base['submissions']:.0f} submissions")
+        else:
+            print(f"  {r['submissions']} against {base['submissions']}: no ratio (a run failed)")
+    return runs
 
 
 # ---------------------------------------------------------------- the comparison
@@ -202,7 +256,7 @@ def compare_methods() -> dict:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--size", type=int, default=300)
+    p.add_argument("--sizes", default="200,2000", help="class sizes, comma-separated (200,2000,10000)")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--time-only", action="store_true")
     which.add_argument("--compare-only", action="store_true")
@@ -212,7 +266,7 @@ def main() -> int:
         return subprocess.call([sys.executable, *sys.argv], env=env)
     doc: dict = {"benchmark": "similarity"}
     if not args.compare_only:
-        doc["timing"] = time_class(args.size)
+        doc["timing"] = timings([int(x) for x in args.sizes.split(",")])
     if not args.time_only:
         doc["comparison"] = compare_methods()
     print(json.dumps(doc))

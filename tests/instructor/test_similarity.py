@@ -5,13 +5,19 @@ written answers, six disguised copies, a disguised copy of the master) is compar
 keeps it: every copy flagged, no independent pair flagged; six of them go through the real
 commands (`course grade`, then `course similarity DIR`)."""
 import csv
+import itertools
 import json
+import random
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from autograder import similarity as sim
+from autograder import similarity_scoring as scoring
 from autograder.assignment import load
+from autograder.degenerate import degenerates
+from autograder.mutants import load_mutants
 from benchmarks import similarity_class as sc
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -151,6 +157,87 @@ def test_seven_identical_notebooks_of_thirteen_are_all_flagged(copied, course, t
     assert "identical answers" in section and "class='hit'" in section
     sim.write_csv(tmp_path, flags)
     assert (tmp_path / "similarity.csv").read_text().count("\n") == 1 + len(flags)
+
+
+# ---------------------------------------------------------------- the index against every pair
+
+def _exhaustive_pairs(subs, master, threshold):
+    """The pairwise pass the index replaced, kept as the reference: every pair of the class scored
+    from Python sets, the class's common fingerprints and the master's removed as it removed them."""
+    raw = [{q: set(u.hashes.tolist()) for q, u in s.units.items()} for s in subs]
+    held = Counter((q, h) for r in raw for q, hs in r.items() for h in hs)
+    answered = Counter(q for r in raw for q in r)
+    common = {k for k, n in held.items() if n >= max(sim.COMMON_MIN, sim.COMMON * answered[k[0]])}
+    theirs = {q: set(u.hashes.tolist()) for q, u in master.units.items()} if master else {}
+    kept = [{q: {h for h in hs if (q, h) not in common and h not in theirs.get(q, ())} for q, hs in r.items()}
+            for r in raw]
+    sizes = [{q: len(hs) for q, hs in k.items()} for k in kept]
+    flags = []
+    for i, j in itertools.combinations(range(len(subs)), 2):
+        shared = {q: len(kept[i][q] & kept[j][q]) for q in set(kept[i]) & set(kept[j])}
+        f = scoring.score("pair", subs[i], subs[j], sizes[i], sizes[j], shared, threshold)
+        if f:
+            flags.append(f)
+    return flags
+
+
+def _class_of_answers(n, seed):
+    """A class of ``n`` from the project's own answers: honest students drawing each piece from the
+    correct answers (no limit on what two share: pairs land on both sides of the threshold), pieces
+    swapped for the mutation suite's mutants and for degenerate answers, blank notebooks, renamed
+    and disguised copies, byte-identical copies and copies of the master."""
+    rng = random.Random(seed)
+    swaps = [(m.replaces, m.code) for m in load_mutants(sc.NAME)]
+    swaps += [({"causal_same": "q3"}.get(d.replaces, d.replaces), d.code) for d in degenerates(sc.NAME)]
+    disguises = list(sc.DISGUISES.values())
+    books, made = {}, []
+    for i in range(n):
+        kind = i % 10
+        if kind == 9 and made:                   # a disguised copy of an earlier student
+            cells = sc.disguise(rng.choice(made), disguises[rng.randrange(len(disguises))],
+                                shuffle_cells=rng.random() < 0.3)
+        elif kind == 8 and made:                 # a byte-identical copy
+            cells = dict(rng.choice(made))
+        elif kind == 7 and i % 20 == 7:          # the master's answers, renamed
+            cells = sc.disguise(sc.master_cells(), [sc.rename, sc.recomment])
+        elif kind == 6 and i % 50 == 6:          # a blank notebook
+            cells = {}
+        else:
+            cells = sc.honest_cells({p: rng.randrange(len(sc.ANSWERS[p])) for p in sc.PIECES})
+            for piece, code in rng.sample(swaps, rng.choice((0, 0, 1, 2))):
+                if piece in sc.CELLS:
+                    cells[piece] = code
+            made.append(cells)
+        books[f"s{i:03d}.ipynb"] = sc.notebook(cells)
+    return books
+
+
+def _key(flags):
+    return [(f.kind, f.a.file, f.b.file, f.score, f.whole, f.questions, f.shared, f.identical) for f in flags]
+
+
+@pytest.mark.parametrize("which", ["the class of 37", "a class of 200"])
+def test_the_index_flags_what_every_pair_flagged(which, course):
+    """The indexed pass (only pairs that share a rare fingerprint are scored) flags exactly what
+    scoring every pair flagged, at the default threshold and others, on classes of the project's
+    own answers: same pairs, scores, questions, CSV and report section."""
+    books = sc.build_class()[0] if which == "the class of 37" else _class_of_answers(200, seed=3)
+    rows = sc.answer_rows(books)
+    master = sim.master_answers(sc.NAME)
+    subs, master_sub = sim.prepare(rows, course, master)
+    for threshold in (sim.THRESHOLD, 0.3, 0.9, 0.0):
+        others = scoring.master_flags(subs, master_sub, threshold)
+        every = scoring.identical(subs, master_sub, others + _exhaustive_pairs(subs, master_sub, threshold))
+        indexed = scoring.identical(subs, master_sub, others + scoring.pair_flags(subs, threshold))
+        for flags in (every, indexed):
+            flags.sort(key=lambda f: (-f.score, f.kind, f.a.file, f.b.file))
+        assert _key(indexed) == _key(every), threshold
+        assert sim.csv_text(indexed) == sim.csv_text(every)
+        assert sim.html_section(indexed, threshold, 1.0, len(rows), True, shown=5) == \
+            sim.html_section(every, threshold, 1.0, len(rows), True, shown=5)
+        if threshold == sim.THRESHOLD:
+            assert _key(sim.compare(rows, course, master)) == _key(every)
+            assert sum(f.kind == "pair" for f in every) >= 5, "the class has pairs to find"
 
 
 @pytest.mark.e2e
