@@ -5,12 +5,20 @@ PY      := $(VENV)/bin/python
 SHARED  ?= ../shared
 SHARED_STORIES := $(SHARED)/data/tinystories/TinyStories-train-first2MiB.txt
 STORIES := data_cache/tinystories-4MB.txt
+AXE     := tests/support/node_modules/axe-core/axe.min.js
 
 # `make test` runs both halves of the suite; `make unit` (in-process, about 2 min) and `make e2e`
 # (notebooks, the real grader, a browser) run one.
 .PHONY: test unit e2e demo build solutions release lint setup data clean
 
-setup: $(VENV)/.stamp
+setup: $(VENV)/.stamp $(AXE)
+
+# axe-core, which the browser tests inject into each page they check (tests/support/package.json and
+# its lock pin it). Without npm it is left out and those checks skip, except under CI where they fail.
+$(AXE): tests/support/package.json tests/support/package-lock.json
+	@if command -v npm >/dev/null; then \
+		npm ci --prefix tests/support --no-audit --no-fund --silent && touch $@; \
+	else echo "npm is missing: the browser tests' accessibility checks skip (apt-get install npm)"; fi
 
 # The virtual environment, with the pinned packages; redone only when the pins change.
 $(VENV)/.stamp: requirements.txt pyproject.toml
@@ -40,7 +48,7 @@ ELAPSED  = s=$$(( $$(date +%s) - $(STARTED) )); echo "make test: $$((s / 60)) mi
 # The two halves run side by side: the end-to-end half leaves most of a second core idle (it waits on
 # kernels, sandboxes and browsers), and the unit half fits in it, a little less urgent (nice), since
 # the end-to-end half takes longest. The unit half's output follows.
-test: $(VENV)/.stamp $(STORIES) lint
+test: $(VENV)/.stamp $(AXE) $(STORIES) lint
 	@$(PY) -m course build --check && \
 	unit_log=$$(mktemp) && \
 	{ COURSE_SHARED="$(abspath $(SHARED))" nice -n 5 $(PY) -m pytest -q -m unit -p no:cacheprovider \

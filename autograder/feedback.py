@@ -30,7 +30,7 @@ def body_html(markdown: str) -> str:
 
 def page_html(markdown: str, title: str) -> str:
     """The feedback as a page of its own, to open in a browser or print."""
-    return ("<!doctype html><html><head><meta charset='utf-8'>"
+    return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
             f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>\n"
             f"{body_html(markdown)}</body></html>\n")

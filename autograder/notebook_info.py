@@ -17,12 +17,16 @@ not run, and its row says so. A notebook that says nothing (an old one, a toy) i
 the block, and the cells up to the closing comment are the student's answer. For each such cell
 this keeps its markdown or code and, for a code cell the grader skips (``otter_ignore``: training
 runs), the outputs saved in the file: text, and PNG images only after :func:`check_png` accepted
-them. Figures of the cells the grader runs are drawn while it runs them (:mod:`autograder.runner`).
+them. Text is shown as it last stood: a line a progress bar rewrote with carriage returns shows its
+last state, and a progress bar shown as a widget (tqdm's in Jupyter) shows the text of its last
+state as the notebook saved it (its widget state), else the text it was first shown with. Figures
+of the cells the grader runs are drawn while it runs them (:mod:`autograder.runner`).
 """
 from __future__ import annotations
 
 import base64
 import binascii
+import html
 import json
 import os
 import re
@@ -202,14 +206,66 @@ def assign_blocks(found: list[tuple[int, str, list[int]]], manual: list[str]) ->
     return result
 
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+BAR_WIDTH = 10                         # characters of a progress bar drawn as text, as tqdm's
+
+
+def last_state(text: str) -> str:
+    """``text`` as a terminal leaves it: each line from its last carriage return (a progress bar
+    printed again and again over itself shows where it ended, not every step)."""
+    return "\n".join(line.rstrip("\r").rsplit("\r", 1)[-1] for line in text.split("\n"))
+
+
+def widget_states(nb: Any) -> dict[str, dict]:
+    """The widgets' last states a notebook saved ({model id: its state}; Jupyter saves them in the
+    notebook's metadata when "save widget state" is on)."""
+    meta = nb.get("metadata") if isinstance(nb, dict) else None
+    widgets = meta.get("widgets") if isinstance(meta, dict) else None
+    saved = widgets.get(WIDGET_STATE) if isinstance(widgets, dict) else None
+    states = saved.get("state") if isinstance(saved, dict) else None
+    if not isinstance(states, dict):
+        return {}
+    return {k: v["state"] for k, v in states.items()
+            if isinstance(k, str) and isinstance(v, dict) and isinstance(v.get("state"), dict)}
+
+
+def widget_text(model: str, states: dict[str, dict], depth: int = 0) -> str | None:
+    """A widget's last state as text: a progress bar as tqdm prints it (`` 40%|████      | 4/10``),
+    a box as its children side by side, a label or HTML as its text; None when the notebook did
+    not save that widget's state."""
+    state = states.get(model)
+    if state is None or depth > 8:
+        return None
+    kind = str(state.get("_model_name", ""))
+    if kind in ("HBoxModel", "VBoxModel", "BoxModel", "GridBoxModel"):
+        children = state.get("children") if isinstance(state.get("children"), list) else []
+        parts = [widget_text(c[len("IPY_MODEL_"):], states, depth + 1) for c in children[:20]
+                 if isinstance(c, str) and c.startswith("IPY_MODEL_")]
+        return ("" if kind == "HBoxModel" else "\n").join(p for p in parts if p)
+    if kind in ("FloatProgressModel", "IntProgressModel"):
+        value, most = state.get("value", 0), state.get("max", 100)
+        if not isinstance(value, int | float) or not isinstance(most, int | float) or most <= 0:
+            return "|" + " " * BAR_WIDTH + "|"
+        full = round(BAR_WIDTH * min(max(value / most, 0.0), 1.0))
+        return "|" + "█" * full + " " * (BAR_WIDTH - full) + "|"
+    value = state.get("value")
+    if not isinstance(value, str):
+        return ""
+    if kind == "HTMLModel":                 # tqdm puts its text there, escaped as HTML
+        value = html.unescape(re.sub(r"<[^>]*>", "", value))
+    return value[:MAX_TEXT]
+
+
 class _Budget:
     def __init__(self) -> None:
         self.images = 0
         self.bytes = 0
 
 
-def _saved_outputs(cell: dict, budget: _Budget) -> list[dict]:
-    """A skipped code cell's outputs as saved in the file: text, and checked PNG images."""
+def _saved_outputs(cell: dict, budget: _Budget, widgets: dict[str, dict] | None = None) -> list[dict]:
+    """A skipped code cell's outputs as saved in the file: text (as it last stood, widgets
+    included: ``widgets``, :func:`widget_states`), and checked PNG images."""
     outputs = cell.get("outputs")
     if not isinstance(outputs, list):
         return []
@@ -221,7 +277,7 @@ def _saved_outputs(cell: dict, budget: _Budget) -> list[dict]:
         kind = o.get("output_type")
         text = ""
         if kind == "stream":
-            text = _text(o.get("text"))
+            text = last_state(_text(o.get("text")))
         elif kind == "error":
             text = f"{_text(o.get('ename'))}: {_text(o.get('evalue'))}"
         elif kind in ("execute_result", "display_data"):
@@ -241,6 +297,21 @@ def _saved_outputs(cell: dict, budget: _Budget) -> list[dict]:
                     budget.bytes += len(b64) * 3 // 4
                     out.append({"png": b64})
                 continue
+            view = data.get(WIDGET_VIEW)
+            if isinstance(view, dict) and isinstance(view.get("model_id"), str):
+                # a widget (tqdm's progress bar): its last state when the notebook saved it; else
+                # the text it was shown with, said to be that
+                shown = widget_text(view["model_id"], widgets or {})
+                if shown is None:
+                    text = last_state(_text(data.get("text/plain")))
+                    out.append({"note": "a progress bar or other widget: as first shown (the notebook "
+                                        "saved no later state of it)"})
+                else:
+                    text = shown
+                if text and text_left > 0:
+                    out.append({"text": text[:text_left]})
+                    text_left -= len(text)
+                continue
             others = sorted(k for k in data if isinstance(k, str) and k != "text/plain")
             if others:
                 out.append({"note": "a saved output not shown: " + ", ".join(others)[:200]})
@@ -256,6 +327,7 @@ def answers(nb: Any, manual: list[str], answer_templates: list[str] | None = Non
     cells = _cells(nb)
     templates = {t.strip() for t in answer_templates or []}
     budget = _Budget()
+    widgets = widget_states(nb)
     result: dict[str, dict] = {}
     for name in manual:
         result[name] = {"found": False, "cells": []}
@@ -274,7 +346,7 @@ def answers(nb: Any, manual: list[str], answer_templates: list[str] | None = Non
                 skipped = "otter_ignore" in _tags(cell)
                 item = {"cell": i + 1, "type": "code", "source": source[:MAX_SOURCE], "skipped": skipped}
                 if skipped:
-                    item["saved"] = _saved_outputs(cell, budget)
+                    item["saved"] = _saved_outputs(cell, budget, widgets)
                 items.append(item)
         result[name] = {"found": True, "cells": items,
                         **({"more": len(indices) - MAX_CELLS} if len(indices) > MAX_CELLS else {})}

@@ -89,7 +89,7 @@ def student_html(out: Path, assignment: str, questions: list, prompts: dict[str,
     """One student's manual answers, one question per page (the hand-grading page's pieces);
     ``name``: the student's, when the gradebook gives it."""
     esc = html.escape
-    parts = ["<!doctype html><html><head><meta charset='utf-8'>",
+    parts = ["<!doctype html><html lang='en'><head><meta charset='utf-8'>",
              f"<meta http-equiv='Content-Security-Policy' content=\"{handgrading.CSP}\">",
              f"<title>{esc(assignment)}: {esc(r.file)}</title>",
              f"<style>{handgrading.STYLE}{PAGE_STYLE}</style></head><body>",

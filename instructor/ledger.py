@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from autograder import refusal
+from autograder import outdir, refusal
 
 DB = "hand_grades.sqlite"
 OLD_LEDGER = "hand_grades.json"
@@ -456,7 +456,7 @@ def _signed(points: float) -> str:
 def _maxima(out: Path) -> dict[str, float]:
     """Each hand-graded question's points, from the folder's questions.json."""
     try:
-        spec = json.loads((out / "questions.json").read_text(encoding="utf-8"))
+        spec = json.loads((outdir.resolve(out) / "questions.json").read_text(encoding="utf-8"))
         return {q["name"]: float(q["points"]) for q in spec["questions"] if q.get("manual")}
     except (OSError, ValueError, KeyError, TypeError):
         return {}

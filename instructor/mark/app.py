@@ -8,9 +8,12 @@ runs only the application's own script: a student's text, output or error in an 
 HTML-escaped by :mod:`autograder.handgrading`, and even a card that escaped nothing could run none.
 
 An answer is addressed by its position ``n`` *and* its row's ``id`` (the row's key and its
-notebook's SHA-256, :attr:`.folder.Row.id`): a re-grade while the page is open can move another row
-to position ``n``, and then the card and the save are refused with a 409 ("press r"), never given
-to whoever holds that position now.
+notebook's SHA-256, :attr:`.folder.Row.id`), and every request that changes something or shows a
+card names the rows the page read (``rows``, :attr:`.folder.Folder.stamp`): after a re-grade that
+changed any row, a page loaded before it is refused with a 409 ("press r") whatever it asks, even
+for a row the re-grade left as it was, until it is reloaded. A save refused because another TA
+saved first keeps its comment or points (:meth:`..ledger.Ledger.keep_refused`) and sends them back
+beside theirs, for the page to merge.
 
 Routes: ``/`` (progress per question and per TA, export), ``/q/<question>`` (grading), and under
 ``/api/``: the question's answers and rubric (``GET /api/q/<q>``), one answer's card, a change to an
@@ -30,7 +33,7 @@ from flask import Flask, Response, abort, jsonify, redirect, render_template, re
 from flask.json.provider import DefaultJSONProvider
 from markupsafe import Markup
 
-from autograder import handgrading
+from autograder import handgrading, outdir
 from autograder.csvcells import text_cell
 
 from .. import lms, manual
@@ -40,8 +43,8 @@ from .folder import Folder
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src data:; "
        "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 COOKIE = "course-mark"
-REGRADED = ("the class was re-graded since this page was loaded, so this answer may be another "
-            "student's now: nothing was saved; press r to load the answers again")
+REGRADED = ("the class was re-graded since this page was loaded: nothing was saved, and nothing is "
+            "until you press r to load the answers again")
 
 
 class NotFinite(ValueError):
@@ -148,7 +151,8 @@ def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
     def card(q: str, n: int):
         question(q)
         with lock:
-            if folder.index(n, request.args.get("id")) is None:
+            if (not folder.current(request.args.get("rows"))
+                    or folder.index(n, request.args.get("id")) is None):
                 return regraded()
             key = folder.keys(ledger, q)[n]
             given = ledger.grade(ledger.answer(key))
@@ -159,17 +163,22 @@ def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
         question(q)
         body = request.get_json(silent=True) or {}
         with lock:
-            if folder.index(n, body.get("id")) is None:
+            if not folder.current(body.get("rows")) or folder.index(n, body.get("id")) is None:
                 return regraded()
             key = folder.keys(ledger, q)[n]
             try:
+                comment, points = _text(body.get("comment")), _number(body.get("points"))
                 with ledger.transaction():
-                    ledger.save(key, int(body.get("version", -1)), who(),
-                                comment=_text(body.get("comment")), items=_ids(body.get("items")),
-                                points=_number(body.get("points")), typed="points" in body)
+                    ledger.save(key, int(body.get("version", -1)), who(), comment=comment,
+                                items=_ids(body.get("items")), points=points, typed="points" in body)
             except Conflict as exc:
+                # what this TA typed is kept (and sent back) rather than lost: the page shows it
+                # beside what the other TA saved, to merge
+                with ledger.transaction():
+                    ledger.keep_refused(key, int(body.get("version", -1)), who(), comment, points)
                 return jsonify({"error": str(exc), "answer": _answer(ledger, key, n, folder),
-                                "by": _by(exc.by, names)}), 409
+                                "by": _by(exc.by, names),
+                                "yours": {"comment": comment, "points": points}}), 409
             except (LedgerError, ValueError, TypeError) as exc:
                 return jsonify({"error": str(exc)}), 400
             return jsonify(_state(folder, ledger, q, names))
@@ -179,6 +188,8 @@ def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
         question(q)
         body = request.get_json(silent=True) or {}
         with lock:
+            if not folder.current(body.get("rows")):
+                return regraded()
             try:
                 with ledger.transaction():
                     ledger.add_item(q, _number(body.get("points")) or 0.0, _text(body.get("text")) or "",
@@ -191,6 +202,8 @@ def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
     def edit_item(item: int):
         body = request.get_json(silent=True) or {}
         with lock:
+            if not folder.current(body.get("rows")):
+                return regraded()
             try:
                 with ledger.transaction():
                     changed = ledger.edit_item(item, int(body.get("version", -1)), who(),
@@ -268,7 +281,8 @@ def _state(folder: Folder, ledger: Ledger, q: str, names: bool) -> dict:
     if names:
         for a, row in zip(answers, folder.rows, strict=True):
             a["file"] = row.file
-    return {"question": q, "points": folder.questions[q]["points"], "auto_points": folder.auto_points,
+    return {"question": q, "rows": folder.stamp, "points": folder.questions[q]["points"],
+            "auto_points": folder.auto_points,
             "items": [i.as_dict() for i in ledger.items(q)], "answers": answers}
 
 
@@ -312,9 +326,7 @@ def export(folder: Folder, ledger: Ledger) -> list[str]:
 
 def write_stats(folder: Folder, ledger: Ledger) -> Path:
     path = folder.out / "rubric_stats.csv"
-    tmp = path.with_name(f".{path.name}.part")
-    tmp.write_text(stats_csv(folder, ledger), encoding="utf-8")
-    tmp.replace(path)
+    outdir.write_files(folder.out, {path: stats_csv(folder, ledger).encode("utf-8")})
     return path
 
 

@@ -9,6 +9,7 @@ labelled ``#1``, ``#2``, ...; names, files and ids appear only when asked for.
 """
 from __future__ import annotations
 
+import hashlib
 import html
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,16 +71,25 @@ class Folder:
         self.name = str(self.spec.get("assignment", ""))
         self.auto_points = float(self.spec.get("auto_points", 0.0))
         self.questions = {q["name"]: q for q in self.spec["questions"] if q.get("manual")}
-        results = {r.file: r for r in load_results(self.out)}
+        results = {r.file: r for r in load_results(folder.where)}     # the grading folder read
         col = folder.header.index("total_points_earned")
         order = sorted(range(len(folder.files)), key=lambda i: file_key(folder.files[i]))
         self.rows = [Row(folder.files[i], folder.sha(i), f"#{k}", float(folder.body[i][col] or 0),
                          cell_text(folder.status.get(folder.files[i], "")), results.get(folder.files[i]))
                      for k, i in enumerate(order, 1)]
+        ids = "\n".join([*(row.id for row in self.rows),
+                          *(f"{q}:{spec['points']}" for q, spec in self.questions.items())])
+        self.stamp = hashlib.sha256(ids.encode()).hexdigest()[:16]
         self._folder = folder
         self._by_file = {f: i for i, f in enumerate(folder.files)}
         self._stamp = stamp
         return True
+
+    def current(self, stamp: object) -> bool:
+        """Whether a page that read the rows when they were ``stamp`` (:attr:`stamp`: every row's
+        id and the hand-graded questions) still shows the class as it is: after a re-grade that
+        changed any row, a page loaded before it saves nothing, on any row, until it is reloaded."""
+        return isinstance(stamp, str) and stamp == self.stamp
 
     def index(self, n: int, row_id: object) -> int | None:
         """Row ``n`` when it is still the row ``row_id`` names, else None (the class was re-graded

@@ -894,3 +894,48 @@ def test_moodle_week_report_pages_and_pdf_fit_a_laptop_screen(moodle_week, tmp_p
         got = browser.widths(page, tmp_path)
         assert got["scroll"] <= got["client"] == browser.LAPTOP and got["scrolled"] == [], (page.name, got)
         browser.screenshot(page, shots / f"{page.stem}.png", tmp_path)     # for a person to look at
+
+
+def similarity_section() -> str:
+    """The report's similarity section for seven identical answers of 08_causal and six honest
+    ones (the side-by-side code: long lines of code, two columns)."""
+    from autograder import similarity as sim
+    from autograder.assignment import load
+    from benchmarks import similarity_class as sc
+    choices = sc.honest_choices(4)
+    books = {f"honest{i:02d}.ipynb": sc.notebook(sc.honest_cells(c)) for i, c in enumerate(choices[1:])}
+    books.update({f"same{i}.ipynb": sc.notebook(sc.master_cells()) for i in range(3)})
+    flags = sim.compare(sc.answer_rows(books), load(sc.NAME).given_code, sim.master_answers(sc.NAME))
+    assert flags
+    return sim.html_section(flags, sim.THRESHOLD, 0.1, len(books), True, shown=3)
+
+
+@browser.needed
+def test_moodle_week_pages_pass_axe_core_and_the_similarity_code_fits(moodle_week, tmp_path):
+    """Every page the course writes has a language, a title heading, contrast and focus that
+    axe-core passes (no serious or critical violation); the report with its similarity section's
+    side-by-side code fits 1400 px, the code wrapping inside its boxes."""
+    from playwright.sync_api import sync_playwright
+
+    from autograder import similarity as sim
+    out = moodle_week["out"]
+    report = tmp_path / "report.html"
+    shutil.copy(out / "report.html", report)
+    assert sim.patch_report(report, similarity_section())
+    long_line = "x" * 400                                 # one line longer than the page is wide
+    text = report.read_text(encoding="utf-8")
+    text = text.replace("<span class='hit'>", f"<span class='hit'>{long_line}", 1)
+    report.write_text(text, encoding="utf-8")
+    got = browser.widths(report, tmp_path)
+    assert got["scroll"] <= got["client"] == browser.LAPTOP and got["scrolled"] == [], got
+    pages = [report, out / "report.html", out / "manual" / "q4.html",
+             out / "feedback" / f"{inputs_stem(M_ANA)}.html"]
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=browser.check(), args=["--no-sandbox", "--disable-gpu"])
+        for page_file in pages:
+            page = b.new_page(viewport={"width": browser.LAPTOP, "height": 900})
+            page.goto(page_file.as_uri())
+            assert page.evaluate("() => document.documentElement.lang") == "en", page_file.name
+            assert browser.axe_violations(page) == [], page_file.name
+            page.close()
+        b.close()

@@ -199,10 +199,92 @@ def test_two_tas_at_once_the_later_save_is_refused_not_written_over(klass, serve
     assert after.who == "ben" and after.comment == first.comment and len(after.items) == len(first.items) + 1
     whos = [h["who"] for h in led.history(list(key))]
     assert whos[-2:] == ["ana", "ben"]
-    ben.keyboard.press("2")                                          # and back as it was
+    ben.keyboard.press("Shift+Digit2")                               # and back as it was
     ben.wait_for_function("() => !document.querySelector('#items li:nth-child(2)').classList.contains('on')")
     led.close()
     assert ana.errors == [] and ben.errors == []
+
+
+def test_two_tas_comment_on_one_answer_and_the_later_comment_waits_beside_to_merge(klass, server, chromium):
+    ana = page_of(chromium, server["ana"])
+    ben = page_of(chromium, server["ben"])
+    for p in (ana, ben):
+        open_q4(p, server["base"])
+        p.keyboard.press("j")                                        # answer #2
+        wait_label(p, "#2")
+    ana.fill("#comment", "Explain the flat part.")
+    ana.keyboard.press("Tab")
+    ana.wait_for_selector("#grade small:has-text('by ana')")
+    ben.fill("#comment", "Label the axes.")                          # typed from the version ben saw
+    ben.keyboard.press("Tab")
+    ben.wait_for_selector("#banner:has-text('Not saved')")
+    assert "yours is beside it, to merge" in ben.inner_text("#banner")
+    assert ben.is_visible("#merge")
+    assert ben.input_value("#merge-yours") == "Label the axes."     # nothing ben typed is lost
+    assert ben.input_value("#merge-theirs") == "Explain the flat part."
+    assert ben.input_value("#comment") == "Explain the flat part."
+    from instructor.ledger import Ledger
+    from instructor.mark.folder import Folder
+    led = Ledger(klass["out"])
+    key = Folder(klass["out"]).keys(led, "q4")[1]
+    assert [r["comment"] for r in led.refused(key)] == ["Label the axes."]   # kept by the server too
+    ben.click("#merge-both")
+    ben.wait_for_function("() => document.querySelector('#merge').hidden")
+    ben.wait_for_selector("#grade small:has-text('by ben')")
+    assert led.answer(key).comment == "Explain the flat part.\nLabel the axes."
+    assert ben.input_value("#comment") == "Explain the flat part.\nLabel the axes."
+    with led.transaction():                                          # as it was, for the export's test
+        led.save(key, led.answer(key).version, "ben", comment="")
+    led.close()
+    assert ana.errors == [] and ben.errors == []
+
+
+CLASS_OF = "document.querySelector(`#items li:nth-child(${k})`).className"
+
+
+def test_a_number_key_applies_its_item_and_never_takes_it_off(klass, server, chromium):
+    page = page_of(chromium, server["ana"])
+    open_q4(page, server["base"])
+    on = page.evaluate("() => Array.from(document.querySelectorAll('#items li'), li => li.className)")
+    on = [c == "on" for c in on]
+    k = on.index(True) + 1                                           # an item answer #1 has
+    grade = page.inner_text("#grade span")
+    page.keyboard.press(str(k))                                      # pressed again: kept, and said so
+    page.wait_for_selector(f"#banner:has-text('Item {k} is already applied: Shift+{k} takes it off')")
+    assert page.inner_text("#grade span") == grade and on[k - 1]
+    assert page.evaluate(f"k => {CLASS_OF}", k) == "on"
+    page.keyboard.press(f"Shift+Digit{k}")                           # its own key takes it off
+    page.wait_for_function(f"k => {CLASS_OF} !== 'on'", arg=k)
+    page.keyboard.press(str(k))                                      # and the number puts it back
+    page.wait_for_function(f"k => {CLASS_OF} === 'on'", arg=k)
+    page.wait_for_function("g => document.querySelector('#grade span').textContent === g", arg=grade)
+    assert page.errors == []
+
+
+def test_a_duplicate_item_is_refused_and_deleting_one_asks_first(klass, server, chromium):
+    page = page_of(chromium, server["ana"])
+    open_q4(page, server["base"])
+    page.keyboard.press("a")
+    page.keyboard.type("0.5")
+    page.keyboard.press("Tab")
+    page.keyboard.type("correct plot,  labelled")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#banner:has-text('rubric item 1 already says')")
+    assert page.locator("#items li").count() == len(RUBRIC)
+    page.fill("#new-points", "0")
+    page.fill("#new-text", "Unused")
+    page.press("#new-text", "Enter")
+    page.wait_for_function("n => document.querySelectorAll('#items li').length === n", arg=len(RUBRIC) + 1)
+    asked: list[str] = []
+    page.once("dialog", lambda d: (asked.append(d.message), d.dismiss()))
+    page.click("#items li:nth-child(4) button[aria-label='delete item 4']")
+    page.wait_for_timeout(300)
+    assert asked == ["Delete rubric item 4 (+0: Unused)?"]
+    assert page.locator("#items li").count() == len(RUBRIC) + 1     # not confirmed: kept
+    page.once("dialog", lambda d: d.accept())
+    page.click("#items li:nth-child(4) button[aria-label='delete item 4']")
+    page.wait_for_function("n => document.querySelectorAll('#items li').length === n", arg=len(RUBRIC))
+    assert [e for e in page.errors if "(BAD REQUEST)" not in e] == []     # the duplicate's refusal
 
 
 def wait_points(page, k: int, points: str) -> None:
@@ -287,6 +369,49 @@ def test_a_regrade_keeps_every_hand_grade_rubric_and_comment(klass, server, chro
 
 
 WIDTHS = "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+
+
+def serious(page) -> list[dict]:
+    return browser.axe_violations(page)
+
+
+def test_every_page_passes_axe_core(klass, server, chromium):
+    """No serious or critical violation (contrast, names, focus, language), and a title heading:
+    the first page after Export, a question's page, one answer and all of them."""
+    overview = page_of(chromium, server["ana"], 1366, 768)
+    assert serious(overview) == []
+    overview.click("#export")
+    overview.wait_for_selector("#exported:has-text('canvas_import.csv')")
+    assert serious(overview) == []
+    page = page_of(chromium, server["ana"], 1366, 768)
+    open_q4(page, server["base"])
+    assert page.inner_text("h1").startswith("q4 (")
+    assert serious(page) == []
+    page.keyboard.press("v")
+    page.wait_for_function(f"() => document.querySelectorAll('#cards .answer').length === {N}")
+    assert serious(page) == []
+    assert overview.errors == [] and page.errors == []
+
+
+def test_with_a_filter_set_the_bar_hides_neither_the_answer_nor_its_grade(klass, server, chromium):
+    page = page_of(chromium, server["ana"], 1366, 768)
+    open_q4(page, server["base"])
+    page.select_option("#item-filter", label="1: Correct plot, labelled")
+    page.fill("#auto-min", "0")
+    page.press("#auto-min", "Tab")
+    page.wait_for_function("() => document.querySelector('#where').textContent.includes('of 20 shown')")
+    page.keyboard.press("Escape")                                    # out of the filter's field
+    for step in ("j", "j"):
+        page.keyboard.press(step)
+    page.wait_for_function("() => document.querySelector('#where').textContent.includes('answer 3 of 20')")
+    page.wait_for_timeout(300)
+    bar = page.locator(".bar").bounding_box()
+    bottom = bar["y"] + bar["height"]
+    for what in ("#where", "#grade", "#cards .answer.current h2"):
+        box = page.locator(what).bounding_box()
+        assert bottom <= box["y"] and box["y"] + box["height"] <= 768, (what, bar, box)
+    assert page.evaluate(WIDTHS)[0] <= 1366
+    assert page.errors == []
 
 
 def test_the_page_fits_a_laptop_screen(klass, server, chromium):

@@ -156,7 +156,16 @@ def client(out: Path, who: str = "tok-ana", names: bool = False):
 
 
 def post(c, path: str, body: dict):
+    """A change as the page sends it: naming the rows it read (``rows``), unless ``body`` does."""
+    if path.startswith("/api/q/") or path.startswith("/api/items/"):
+        body = {"rows": c.get("/api/q/q4").get_json()["rows"], **body}
     return c.post(path, json=body, headers={"X-Mark": "1"})
+
+
+def card(c, n: int, row_id: str, rows: str | None = None):
+    """Answer ``n``'s card as the page asks for it (with the rows it read)."""
+    rows = rows if rows is not None else c.get("/api/q/q4").get_json()["rows"]
+    return c.get(f"/api/q/q4/{n}/card?id={row_id}&rows={rows}")
 
 
 def rid(c, n: int) -> str:
@@ -182,10 +191,10 @@ def test_nothing_without_a_token_and_no_change_without_the_header(tmp_path):
     assert "script-src 'self'" in csp and "default-src 'none'" in csp and "unsafe-inline'" not in csp.split(
         "style-src")[0]
     assert c.post("/api/q/q4/items", json={"points": 1, "text": "x"}).status_code == 403   # no X-Mark
-    card = c.get(f"/api/q/q4/0/card?id={rid(c, 0)}").get_data(as_text=True)
-    assert "&lt;script&gt;x()&lt;/script&gt;" in card and "<script" not in card
-    assert not any(f in card for f in FILES)                   # anonymous by default
-    named = client(out, names=True).get(f"/api/q/q4/0/card?id={rid(c, 0)}").get_data(as_text=True)
+    shown = card(c, 0, rid(c, 0)).get_data(as_text=True)
+    assert "&lt;script&gt;x()&lt;/script&gt;" in shown and "<script" not in shown
+    assert not any(f in shown for f in FILES)                   # anonymous by default
+    named = card(client(out, names=True), 0, rid(c, 0)).get_data(as_text=True)
     assert any(f in named for f in FILES)
 
 
@@ -256,7 +265,7 @@ def test_a_regrade_that_moves_the_rows_refuses_a_save_or_card_of_the_old_positio
     state = c.get("/api/q/q4").get_json()
     n = len(state["answers"]) - 1                              # the TA reads the last answer
     seen = state["answers"][n]
-    assert c.get(f"/api/q/q4/{n}/card?id={seen['id']}").status_code == 200
+    assert card(c, n, seen["id"], state["rows"]).status_code == 200
     from instructor.mark.folder import Folder
     read = Folder(out).rows[n].file
     late = next(f"late{k}_{10900 + k}_1_00_toy.ipynb" for k in range(1000)
@@ -265,7 +274,7 @@ def test_a_regrade_that_moves_the_rows_refuses_a_save_or_card_of_the_old_positio
     moved = post(c, f"/api/q/q4/{n}", {"id": seen["id"], "version": seen["version"], "points": "1"})
     assert moved.status_code == 409 and moved.get_json()["regraded"], moved.get_json()
     assert "press r" in moved.get_json()["error"]
-    assert c.get(f"/api/q/q4/{n}/card?id={seen['id']}").status_code == 409
+    assert card(c, n, seen["id"], state["rows"]).status_code == 409
     assert post(c, f"/api/q/q4/{n}", {"version": 0, "points": "1"}).status_code == 409   # no id: refused
     assert not Ledger(out).answers()                           # nothing saved on anyone
     now = c.get("/api/q/q4").get_json()["answers"]
@@ -467,3 +476,89 @@ def test_course_mark_keeps_serving_while_a_regrade_has_removed_grades_csv(tmp_pa
     for name in ("grades.csv", "questions.json"):
         (tmp_path / name).rename(out / name)
     assert c.get("/api/q/q4").get_json()["answers"][0]["grade"] == 1.0
+
+
+# ---------------------------------------------------------------- a week with two TAs
+
+def test_a_refused_save_keeps_what_the_ta_typed_and_sends_it_back_beside_theirs(tmp_path):
+    out = graded(tmp_path)
+    ana, ben = client(out, "tok-ana"), client(out, "tok-ben")
+    assert save(ana, 0, {"version": 0, "comment": "Good plot."}).status_code == 200
+    late = save(ben, 0, {"version": 0, "comment": "Say why it flattens."})
+    assert late.status_code == 409
+    body = late.get_json()
+    assert body["answer"]["comment"] == "Good plot." and body["yours"]["comment"] == "Say why it flattens."
+    led = Ledger(out)
+    kept = led.refused()
+    assert [(r["who"], r["comment"], r["version"]) for r in kept] == [("ben", "Say why it flattens.", 0)]
+    assert led.answer(tuple(kept[0]["key"])).comment == "Good plot."          # nothing written over
+    assert [h["who"] for h in led.history()] == ["ana"]                      # and no change counted
+    both = "Good plot.\nSay why it flattens."
+    merged = save(ben, 0, {"version": body["answer"]["version"], "comment": both})
+    assert merged.status_code == 200 and led.answer(tuple(kept[0]["key"])).comment.endswith("flattens.")
+
+
+def test_a_page_loaded_before_a_regrade_saves_nothing_even_on_a_row_the_regrade_kept(tmp_path):
+    out = graded(tmp_path)
+    c = client(out)
+    state = c.get("/api/q/q4").get_json()
+    item = post(c, "/api/q/q4/items", {"rows": state["rows"], "points": 1, "text": "Right"}).get_json()
+    item = item["items"][0]
+    kept = state["answers"][0]
+    from instructor.mark.folder import Folder
+    changed = FILES.index(Folder(out).rows[-1].file)              # a re-upload of the last row only
+    regrade(out, [row(k, f, sha="e" * 64 if k == changed else None) for k, f in enumerate(FILES)])
+    now = c.get("/api/q/q4").get_json()
+    assert now["rows"] != state["rows"] and now["answers"][0]["id"] == kept["id"]   # row 0 as it was
+    old = {"rows": state["rows"], "id": kept["id"], "version": kept["version"]}
+    for refused in (post(c, "/api/q/q4/0", {**old, "items": [item["id"]]}),
+                    post(c, "/api/q/q4/items", {"rows": state["rows"], "points": 0, "text": "Other"}),
+                    post(c, f"/api/items/{item['id']}", {"rows": state["rows"], "version": 1, "points": 2}),
+                    card(c, 0, kept["id"], state["rows"])):
+        assert refused.status_code == 409 and refused.get_json()["regraded"], refused.get_json()
+        assert "nothing is until you press r" in refused.get_json()["error"]
+    assert not Ledger(out).answers() and len(Ledger(out).items("q4")) == 1
+    assert post(c, "/api/q/q4/0", {"rows": now["rows"], "id": kept["id"], "version": 0,
+                                   "items": [item["id"]]}).status_code == 200     # reloaded: saved
+
+
+def test_a_second_rubric_item_that_says_the_same_is_refused(tmp_path):
+    out = graded(tmp_path)
+    c = client(out)
+    assert post(c, "/api/q/q4/items", {"points": 1, "text": "Correct plot"}).status_code == 200
+    other = post(c, "/api/q/q4/items", {"points": 0.5, "text": "Good axes"}).get_json()["items"][1]
+    again = post(c, "/api/q/q4/items", {"points": 0.5, "text": "  correct   PLOT "})
+    assert again.status_code == 400
+    assert again.get_json()["error"] == ('rubric item 1 already says "Correct plot" (+1): '
+                                         'apply or edit that one')
+    renamed = post(c, f"/api/items/{other['id']}", {"version": other["version"], "text": "Correct plot"})
+    assert renamed.status_code == 400 and "rubric item 1 already says" in renamed.get_json()["error"]
+    assert [i["text"] for i in c.get("/api/q/q4").get_json()["items"]] == ["Correct plot", "Good axes"]
+
+
+def test_a_progress_bar_shows_its_last_state(tmp_path):
+    """tqdm in Jupyter saves a widget (its text/plain is the bar as it started) and, when the
+    notebook saved its widgets' state, where it ended; printed to a terminal, carriage returns."""
+    from autograder import notebook_info
+    bar, left, right = "m-bar", "m-left", "m-right"
+    states = {"m-box": {"_model_name": "HBoxModel",
+                        "children": [f"IPY_MODEL_{m}" for m in (left, bar, right)]},
+              left: {"_model_name": "HTMLModel", "value": "100%"},
+              bar: {"_model_name": "FloatProgressModel", "value": 1500.0, "max": 1500.0},
+              right: {"_model_name": "HTMLModel", "value": " 1500/1500 [00:09&lt;00:00, 160.1it/s]"}}
+    shown = {"output_type": "display_data", "metadata": {}, "data": {
+        "text/plain": "  0%|          | 0/1500 [00:00<?, ?it/s]",
+        notebook_info.WIDGET_VIEW: {"version_major": 2, "version_minor": 0, "model_id": "m-box"}}}
+    printed = {"output_type": "stream", "name": "stderr",
+               "text": ["  0%|          | 0/10\r 50%|#####     | 5/10\r100%|##########| 10/10\n", "done\n"]}
+    cell = {"outputs": [shown, printed]}
+    saved = notebook_info._saved_outputs(cell, notebook_info._Budget(), {k: v for k, v in states.items()})
+    assert saved == [{"text": "100%|██████████| 1500/1500 [00:09<00:00, 160.1it/s]"},
+                     {"text": "100%|##########| 10/10\ndone\n"}]
+    bare = notebook_info._saved_outputs(cell, notebook_info._Budget(), {})
+    assert bare[0]["note"].startswith("a progress bar or other widget: as first shown")
+    assert bare[1] == {"text": "  0%|          | 0/1500 [00:00<?, ?it/s]"}
+    assert not any("not shown" in o.get("note", "") for o in saved + bare)
+    nb = {"metadata": {"widgets": {notebook_info.WIDGET_STATE: {
+        "state": {k: {"model_name": v["_model_name"], "state": v} for k, v in states.items()}}}}}
+    assert notebook_info.widget_states(nb) == states

@@ -75,3 +75,31 @@ def screenshot(page: Path, shot: Path, tmp: Path, width: int = LAPTOP, height: i
                     f"--user-data-dir={tmp / 'shot-profile'}", f"--window-size={width},{height}",
                     f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120)
     return shot
+
+
+# axe-core (Deque's accessibility rules), from the npm registry: tests/support/package.json pins it,
+# and `make setup` (or `npm install --prefix tests/support`) puts it here.
+AXE = Path(__file__).resolve().with_name("node_modules") / "axe-core" / "axe.min.js"
+AXE_MISSING = "axe-core is not installed (npm install --prefix tests/support)"
+# beside every serious or critical violation, the page's structure: a title heading and a language
+AXE_ALSO = ("page-has-heading-one", "html-has-lang")
+
+
+def axe_violations(page, also: tuple[str, ...] = AXE_ALSO) -> list[dict]:
+    """axe-core's violations on a Playwright ``page`` as it is now, of impact serious or critical
+    (and the rules ``also``): [{"id", "impact", "nodes", "where": up to 5 selectors}]. The script
+    is evaluated through the DevTools protocol, which the page's Content-Security-Policy does not
+    stop. Skips where axe-core is missing, fails under CI."""
+    if not AXE.is_file():
+        if CI:
+            pytest.fail(f"{AXE_MISSING}, and CI needs it: `make setup` installs it")
+        pytest.skip(AXE_MISSING)
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.evaluate(AXE.read_text(encoding="utf-8") + "\n;0")
+    found = page.evaluate("""async () => {
+        const r = await axe.run(document, {resultTypes: ['violations']});
+        return r.violations.map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.length,
+                                       where: v.nodes.slice(0, 5).map(n => n.target.join(' '))}));
+    }""")
+    return [v for v in found if v["impact"] in ("serious", "critical") or v["id"] in also]
+

@@ -10,8 +10,12 @@
   let at = 0;                // position in list
   let all = false;           // every answer on one page, or one at a time
   let stale = false;         // someone changed the current answer since it was loaded
+  let outdated = false;      // the class was re-graded since: nothing is sent until r reloads it
+  const refused = new Map(); // answer id -> what this TA typed that another TA's save refused
 
   async function api(path, body) {
+    // every change names the rows the page read: the server refuses it after a re-grade
+    if (body !== undefined && state) body = {rows: state.rows, ...body};
     const opts = body === undefined ? {} : {method: "POST", body: JSON.stringify(body),
       headers: {"Content-Type": "application/json", "X-Mark": "1"}};
     const r = await fetch(path, opts);
@@ -89,7 +93,11 @@
       del.type = "button";
       del.textContent = "×";
       del.title = "delete (only when applied to no answer)";
-      del.addEventListener("click", (e) => { e.stopPropagation(); changeItem(it, {delete: true}); });
+      del.setAttribute("aria-label", `delete item ${k + 1}`);
+      del.addEventListener("click", (e) => {
+        e.stopPropagation();
+        if (confirm(`Delete rubric item ${k + 1} (${fmt(it.points)}: ${it.text})?`)) changeItem(it, {delete: true});
+      });
       tools.append(count, edit, del);
       li.append(tools);
       li.addEventListener("click", () => toggle(k));
@@ -105,11 +113,45 @@
 
   function regraded() {
     stale = true;
-    banner("The class was re-graded since this page was loaded: press r to load the answers again.");
+    outdated = true;
+    banner("The class was re-graded since this page was loaded: nothing is saved until you press r " +
+           "to load the answers again.");
+  }
+
+  function refuseOutdated() {             // true (and says so) when the page must reload first
+    if (outdated) regraded();
+    return outdated;
+  }
+
+  function showMerge() {                  // a refused save of the answer on screen, beside theirs
+    const a = current(), mine = a ? refused.get(a.id) : null;
+    $("merge").hidden = !mine;
+    if (!mine) return;
+    $("merge-who").textContent = mine.who;
+    $("merge-theirs").value = a.comment;
+    if (document.activeElement !== $("merge-yours")) $("merge-yours").value = mine.comment || "";
+    $("merge-points").textContent = mine.points !== null && mine.points !== undefined ?
+      `Your points typed: ${mine.points} (now: ${a.grade === null ? "not graded" : a.grade}).` : "";
+    $("merge-comment").hidden = mine.comment === null || mine.comment === undefined;
+  }
+
+  async function merged(how) {
+    const a = current(), mine = a ? refused.get(a.id) : null;
+    if (!mine) return;
+    const yours = $("merge-yours").value;
+    const body = {};
+    if (how !== "theirs" && mine.comment !== null && mine.comment !== undefined) {
+      body.comment = how === "both" && a.comment.trim() ? `${a.comment}\n${yours}` : yours;
+    }
+    if (how !== "theirs" && mine.points !== null && mine.points !== undefined) body.points = mine.points;
+    refused.delete(a.id);
+    showMerge();
+    if (Object.keys(body).length) await save(body);
   }
 
   async function card(n) {
-    const r = await api(`/api/q/${Q}/${n}/card?id=${encodeURIComponent(state.answers[n].id)}`);
+    const r = await api(`/api/q/${Q}/${n}/card?id=${encodeURIComponent(state.answers[n].id)}` +
+                        `&rows=${encodeURIComponent(state.rows)}`);
     const box = document.createElement("div");
     if (r.status === 409) {              // another row holds this position now: show nothing of it
       regraded();
@@ -150,8 +192,9 @@
   }
 
   async function show(scroll = true) {
-    stale = false;
+    stale = outdated;
     renderPanel();
+    showMerge();
     await renderCards(scroll);
   }
 
@@ -167,15 +210,23 @@
 
   async function save(body) {
     const a = current();
-    if (!a) return;
+    if (!a || refuseOutdated()) return;
     const n = a.n;
     const r = await api(`/api/q/${Q}/${n}`, {id: a.id, version: a.version, ...body});
     if (r.status === 409 && r.data.regraded) { regraded(); return; }
     if (r.status === 409) {
       state.answers[n] = r.data.answer;
       const who = [...new Set(r.data.by.map((h) => `${h.who} at ${h.at}`))].join(", ");
-      banner(`Not saved: ${r.data.error}. Changed by ${who}; here is what they saved.`);
+      const yours = r.data.yours || {};
+      const typed = (yours.comment !== null && yours.comment !== undefined && yours.comment !== r.data.answer.comment) ||
+        (yours.points !== null && yours.points !== undefined);
+      if (typed) {                       // nothing typed is lost: it waits beside theirs, to merge
+        refused.set(a.id, {comment: yours.comment, points: yours.points, who: r.data.answer.who});
+      }
+      banner(`Not saved: ${r.data.error}. Changed by ${who}; here is what they saved` +
+             (typed ? "; yours is beside it, to merge." : "."));
       renderPanel();
+      showMerge();
       await refreshCard(n);
       return;
     }
@@ -186,15 +237,39 @@
     await show(false);
   }
 
-  function toggle(k) {
+  function toggle(k) {                    // a click: on, or off again
     const a = current(), it = state.items[k];
     if (!a || !it) return;
     const items = a.items.includes(it.id) ? a.items.filter((i) => i !== it.id) : a.items.concat([it.id]);
     return save({items: items});
   }
 
+  // A number key only ever applies its item (pressed twice, the answer keeps it); taking one off is
+  // Shift with the number, so a stray key never leaves an answer ungraded without a word.
+  function applyKey(k) {
+    const a = current(), it = state.items[k];
+    if (!a || !it) return;
+    if (a.items.includes(it.id)) {
+      banner(`Item ${k + 1} is already applied: Shift+${k + 1} takes it off.`, true);
+      return;
+    }
+    return save({items: a.items.concat([it.id])});
+  }
+
+  function removeKey(k) {
+    const a = current(), it = state.items[k];
+    if (!a || !it) return;
+    if (!a.items.includes(it.id)) {
+      banner(`Item ${k + 1} is not applied to this answer.`, true);
+      return;
+    }
+    return save({items: a.items.filter((i) => i !== it.id)});
+  }
+
   async function changeItem(it, body) {
+    if (refuseOutdated()) return;
     const r = await api(`/api/items/${it.id}`, {version: it.version, ...body});
+    if (r.status === 409 && r.data.regraded) { regraded(); return; }
     if (r.status === 409) { banner(`Not saved: ${r.data.error}.`); await reload(); return; }
     if (r.status !== 200) { banner(r.data.error || "not saved"); return; }
     banner(body.delete ? "" : "Changed: every answer with this item follows.", true);
@@ -228,6 +303,7 @@
   async function reload() {
     const r = await api(`/api/q/${Q}`);
     if (r.status !== 200) { banner(r.data.error || "the answers could not be loaded"); return; }
+    outdated = false;
     banner("");
     apply(r.data);
     await show(true);
@@ -250,7 +326,9 @@
 
   $("new-item").addEventListener("submit", async (e) => {
     e.preventDefault();
+    if (refuseOutdated()) return;
     const r = await api(`/api/q/${Q}/items`, {points: $("new-points").value || "0", text: $("new-text").value});
+    if (r.status === 409 && r.data.regraded) { regraded(); return; }
     if (r.status !== 200) { banner(r.data.error || "not added"); return; }
     $("new-points").value = "";
     $("new-text").value = "";
@@ -264,6 +342,9 @@
     if (e.key === "Enter") { e.preventDefault(); save({points: $("typed").value.trim() || null}); $("typed").blur(); }
   });
   $("to-rubric").addEventListener("click", () => save({points: null}));
+  $("merge-both").addEventListener("click", () => merged("both"));
+  $("merge-mine").addEventListener("click", () => merged("mine"));
+  $("merge-drop").addEventListener("click", () => merged("theirs"));
   for (const id of ["filter", "item-filter", "auto-min", "auto-max"]) {
     $(id).addEventListener("change", () => { filter(); show(true); });
   }
@@ -277,11 +358,12 @@
     const typing = ["INPUT", "TEXTAREA", "SELECT"].includes(document.activeElement.tagName);
     if (e.key === "Escape") { document.activeElement.blur(); return; }
     if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
-    const k = e.key;
+    const k = e.key, digit = /^(Digit|Numpad)[1-9]$/.test(e.code) ? +e.code.slice(-1) : 0;
+    if (e.shiftKey && digit) { removeKey(digit - 1); e.preventDefault(); return; }
     if (k === "j" || k === "ArrowRight" || k === "n") move(1);
     else if (k === "k" || k === "ArrowLeft" || k === "p") move(-1);
     else if (k === "u") nextUngraded();
-    else if (/^[1-9]$/.test(k)) toggle(+k - 1);
+    else if (/^[1-9]$/.test(k)) applyKey(+k - 1);
     else if (k === "a") $("new-points").focus();
     else if (k === "c") $("comment").focus();
     else if (k === "t") $("typed").focus();
@@ -296,8 +378,8 @@
     if (!state) return;
     const r = await api(`/api/q/${Q}`);
     if (r.status !== 200) return;
-    if (!sameRows(r.data.answers)) {     // a re-grade added, removed or changed rows: positions moved
-      if (!stale) regraded();
+    if (r.data.rows !== state.rows || !sameRows(r.data.answers)) {   // a re-grade changed rows
+      if (!outdated) regraded();
       return;
     }
     const mine = current();
@@ -311,6 +393,13 @@
     state.answers = r.data.answers.map((x) => (keep && x.n === keep.n ? keep : x));
     if (!$("panel").contains(document.activeElement)) renderPanel();
   }, 4000);
+
+  // the bar wraps onto more lines on a narrow screen (or with long filters): what sticks below it
+  // (the rubric's panel, the answer scrolled to) starts under it, not behind it
+  const bar = document.querySelector(".bar");
+  new ResizeObserver(() => {
+    document.documentElement.style.setProperty("--bar", `${bar.offsetHeight}px`);
+  }).observe(bar);
 
   reload();
 }());
