@@ -31,13 +31,13 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import assignment as assignment_mod
 from . import cache as cache_mod
-from . import inputs, provenance, report, sandbox, shard_merge, shards, userns
+from . import inputs, outdir, provenance, report, sandbox, shard_merge, shards, userns
 from . import similarity as similarity_mod
 from .batch import Grader, peak_memory_mb
 from .config import GradeConfig, GradingError, ShardsMissing
@@ -66,18 +66,24 @@ def load_assignment(name_or_folder: str) -> assignment_mod.Assignment:
         raise GradingError(str(exc)) from exc
 
 
-def grade(config: GradeConfig) -> Outcome:
+Finish = Callable[["Outcome"], object]     # what follows a grading in OUT, before it is published
+
+
+def grade(config: GradeConfig, finish: Finish | None = None) -> Outcome:
     """Grade the batch and write the output folder (:mod:`autograder.report`); print the summary.
     With ``config.shard``: grade that shard's rows only and write its shard result
     (:mod:`autograder.shards`) into ``config.out/shards/K-of-N``. With ``config.cache``: reuse what
     an earlier run graded and nothing changed for (:mod:`autograder.cache`). The batch is written
     into a staging folder inside ``config.out`` that replaces its outputs at the end
     (:func:`autograder.workspace.swap_outputs`): a run stopped half-way (Ctrl-C, out of memory, a
-    time limit) leaves the previous run's outputs as they were."""
+    time limit, kill -9) leaves the previous run's outputs as they were. ``finish``: what follows
+    the grading in the output folder (the hand grades given back, the LMS files: see
+    :func:`instructor.grade.after_grading`), done in the staging folder before the swap, so that
+    OUT reads the old grading or the new one with all of it."""
     t0 = time.monotonic()
     asg = load_assignment(config.assignment)
     with _stopped_cleanly():
-        return _grade_into_place(config, asg, t0)
+        return _grade_into_place(config, asg, t0, finish)
 
 
 @contextlib.contextmanager
@@ -100,7 +106,8 @@ def _stopped_cleanly() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def _grade_into_place(config: GradeConfig, asg: assignment_mod.Assignment, t0: float) -> Outcome:
+def _grade_into_place(config: GradeConfig, asg: assignment_mod.Assignment, t0: float,
+                      finish: Finish | None = None) -> Outcome:
     shard = config.shard
     if shard is not None:           # the shard writes its own folder; config.out is the merge's
         out = shards.shard_dir(config.out, shard.k, shard.n)
@@ -110,13 +117,13 @@ def _grade_into_place(config: GradeConfig, asg: assignment_mod.Assignment, t0: f
     final = Path(config.out).resolve()
     staging = begin_outputs(final)
     try:
-        return _grade(config, asg, staging, final, t0)
+        return _grade(config, asg, staging, final, t0, finish)
     finally:                        # gone already when the outputs were swapped in
         discard_outputs(staging)
 
 
 def _grade(config: GradeConfig, asg: assignment_mod.Assignment, out: Path, final: Path | None,
-           t0: float) -> Outcome:
+           t0: float, finish: Finish | None = None) -> Outcome:
     """:func:`grade` into ``out`` (a shard's folder, or the staging folder of ``final``)."""
     shard = config.shard
     grader = Grader(config, asg, out)
@@ -179,16 +186,26 @@ def _grade(config: GradeConfig, asg: assignment_mod.Assignment, out: Path, final
             "skipped": [{"name": s.name, "rule": s.rule} for s in skipped]}
     if plan is not None:
         meta["cache"] = {"reused": len(plan.reused), "partial": len(plan.partial), "fresh": plan.fresh}
+    outcome = Outcome(out=final or ws.out, results=results, mode=ws.mode, cg_note=ws.cg_note,
+                      cgroups=ws.cg is not None, meta=meta)
     if final is None:
         _write_shard(config, asg, ws.out, results, meta, everyone, subs, limits)
     else:
         set_aside(final, meta["warnings"], dry_run=True)    # said in the report; done once it is written
         write_outputs(ws.out, asg, results, meta, similar=config.similarity, names=config.student_names,
                       shown=final)
-        set_aside(final, [])
-        swap_outputs(ws.out, final)
-    return Outcome(out=final or ws.out, results=results, mode=ws.mode, cg_note=ws.cg_note,
-                   cgroups=ws.cg is not None, meta=meta)
+        _publish(ws.out, final, outcome, finish)
+    return outcome
+
+
+def _publish(staging: Path, final: Path, outcome: Outcome, finish: Finish | None) -> None:
+    """``finish`` done into the staging folder (read and written as ``final``'s grading), then the
+    staging folder made ``final``'s in one step (:func:`autograder.outdir.publish`)."""
+    if finish is not None:
+        with outdir.staged(final, staging):
+            finish(outcome)
+    set_aside(final, [])
+    swap_outputs(staging, final)
 
 
 def _write_shard(config: GradeConfig, asg: assignment_mod.Assignment, out: Path, results: list[Result],
@@ -203,7 +220,7 @@ def _write_shard(config: GradeConfig, asg: assignment_mod.Assignment, out: Path,
     if config.gradebook is not None:      # for the merge's LMS export
         meta["gradebook"] = [str(config.gradebook.path.resolve()), config.gradebook.column]
     path = shards.write_shard(out, asg, results, meta, k, n, everyone, [s.file for s in subs],
-                              limits, [str(s) for s in config.submissions])
+                              limits, [str(s) for s in config.submissions], run=config.shard.run)
     ok = sum(1 for r in results if r.status == "ok")
     print(f"graded shard {k} of {n} ({len(results)} of {len(everyone)} rows) of {asg.name} in "
           f"{meta['wall_seconds']:.1f} s ({ok} ok, {len(results) - ok} not ok; sandbox: {meta['mode']}) "
@@ -259,29 +276,31 @@ def load_merge(*, out: Path, shard_dirs: Sequence[Path] = (), assignment: str | 
 
 
 def write_merge(merged: shard_merge.Merged, *, out: Path, similarity: bool = True,
-                student_names: StudentNames = NO_NAMES) -> Outcome:
+                student_names: StudentNames = NO_NAMES, finish: Finish | None = None) -> Outcome:
     """What :func:`load_merge` checked, written into ``out`` as one machine's batch writes it (through
-    a staging folder, as :func:`grade`: a merge stopped half-way leaves ``out`` as it was)."""
+    a staging folder, as :func:`grade`: a merge stopped half-way leaves ``out`` as it was; ``finish``
+    as for :func:`grade`)."""
     t0 = time.monotonic()
     out = Path(out).resolve()
     asg, meta = merged.asg, merged.meta
     for line in merged.notes:
         print("note: " + line)
     meta["mode_note"] = sandbox.MODE_NOTES.get(meta["mode"], "")
+    outcome = Outcome(out=out, results=merged.results, mode=meta["mode"],
+                      cg_note=meta.get("cgroups_note", ""), cgroups=meta.get("cgroups", "none") != "none",
+                      meta=meta)
     staging = begin_outputs(out)
     try:
         shard_merge.copy_figures(merged.shard_dirs, staging)
         set_aside(out, meta["warnings"], dry_run=True)      # said in the report; done once it is written
         write_outputs(staging, asg, merged.results, meta, similar=similarity, names=student_names, shown=out)
-        set_aside(out, [])
-        swap_outputs(staging, out)
+        meta["merge_seconds"] = round(time.monotonic() - t0 + meta.get("merge_read_seconds", 0.0), 3)
+        each = ", ".join(f"shard {m['shard']}: {m['rows']} rows, {m['mode']}" for m in meta["shards"])
+        print(f"merged {merged.n} shards ({each}) in {meta['merge_seconds']:.1f} s")
+        _publish(staging, out, outcome, finish)
     finally:
         discard_outputs(staging)
-    meta["merge_seconds"] = round(time.monotonic() - t0 + meta.get("merge_read_seconds", 0.0), 3)
-    each = ", ".join(f"shard {m['shard']}: {m['rows']} rows, {m['mode']}" for m in meta["shards"])
-    print(f"merged {merged.n} shards ({each}) in {meta['merge_seconds']:.1f} s")
-    return Outcome(out=out, results=merged.results, mode=meta["mode"], cg_note=meta.get("cgroups_note", ""),
-                   cgroups=meta.get("cgroups", "none") != "none", meta=meta)
+    return outcome
 
 
 def warn(outcome: Outcome) -> None:

@@ -41,10 +41,12 @@ def default_workers() -> int:
 
 @dataclass(frozen=True)
 class Shard:
-    """Shard ``k`` of ``n`` (k from 0): :mod:`autograder.shards` decides which rows are its."""
+    """Shard ``k`` of ``n`` (k from 0) of the run ``run``: :mod:`autograder.shards` decides which
+    rows are its; the merge takes the shards of one run only."""
 
     k: int
     n: int
+    run: str = ""
 
     def __post_init__(self) -> None:
         if self.n < 1 or not 0 <= self.k < self.n:

@@ -12,6 +12,7 @@ or the assignment is wrong.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -43,6 +44,9 @@ def parser(prog: str = "python -m autograder") -> argparse.ArgumentParser:
     p.add_argument("--shard", default=None, metavar="K/N",
                    help="grade only shard K of N (K from 0; a student's rows stay together) into "
                         "OUT/shards/K-of-N; `course merge OUT` combines the shards")
+    p.add_argument("--run-id", default=None, metavar="ID",
+                   help="with --shard: the run this shard belongs to (default: $COURSE_RUN_ID, else "
+                        "slurm-$SLURM_ARRAY_JOB_ID, else none); course merge takes one run's shards only")
     p.add_argument("--cache", action="store_true",
                    help="keep results in OUT/cache and re-run only what changed since: a notebook "
                         "with other bytes, or the tests of a changed question (says how many reused)")
@@ -53,7 +57,8 @@ def config_from(args: argparse.Namespace, p: argparse.ArgumentParser, **more) ->
     """The engine's options parsed by :func:`parser` as a GradeConfig (``more``: the fields a caller
     adds, such as ``course grade``'s students' names); a bad value is a usage error (exit 2)."""
     try:
-        shard = None if args.shard is None else Shard(*shards.parse(args.shard))
+        shard = None if args.shard is None else Shard(*shards.parse(args.shard),
+                                                      run=shards.run_id(args.run_id))
         return GradeConfig(
             submissions=tuple(Path(s) for s in args.submissions), assignment=args.assignment,
             out=args.out, workers=args.workers, timeout=args.timeout, cell_timeout=args.cell_timeout,
@@ -64,13 +69,22 @@ def config_from(args: argparse.Namespace, p: argparse.ArgumentParser, **more) ->
         p.error(str(exc))
 
 
+def running(config: GradeConfig) -> contextlib.AbstractContextManager:
+    """A shard's heartbeat while it grades (:func:`autograder.shards.heartbeat`); nothing otherwise."""
+    shard = config.shard
+    if shard is None:
+        return contextlib.nullcontext()
+    return shards.heartbeat(shards.shard_dir(config.out, shard.k, shard.n), shard.k, shard.n, shard.run)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m autograder``: the engine alone (``course grade`` is this plus the LMS export);
     returns 0 when the batch finished (whatever the scores), 2 on bad input."""
     p = parser()
     config = config_from(p.parse_args(sys.argv[1:] if argv is None else argv), p)
     try:
-        outcome = api.grade(config)
+        with running(config):
+            outcome = api.grade(config)
     except GradingError as exc:
         print(f"course grade: {exc}", file=sys.stderr)
         return exc.exit_code

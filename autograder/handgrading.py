@@ -34,12 +34,13 @@ import hashlib
 import html
 import json
 import os
+import shutil
 import struct
 from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from . import notebook_info
+from . import notebook_info, outdir
 from .assignment import ASSIGNMENTS, PACKAGE_DIR, Assignment
 from .csvcells import csv_text, file_key, text_cell
 from .results import NO_NAMES, Result, StudentNames, num, student_id, student_name
@@ -161,32 +162,31 @@ PREFILLED = ".manual.csv.prefilled"    # instructor.manual.prefill: the SHA-256 
 
 
 def set_aside_filled(out: Path, dry_run: bool = False) -> Path | None:
-    """Before a new run: a filled-in ``manual.csv`` is renamed ``manual-N.csv`` (never deleted);
-    an untouched one, or one exactly as ``course grade`` pre-filled it from the ledger, is removed.
-    Returns the new name, if any. ``dry_run``: only the name, nothing changed (the run says so
-    before it writes, and changes ``out`` only once its outputs are all written)."""
-    path = out / "manual.csv"
-    mark = out / PREFILLED
+    """Before a new run: a filled-in ``manual.csv`` is copied to ``manual-N.csv`` beside OUT's
+    grading (never deleted); an untouched one, or one exactly as ``course grade`` pre-filled it
+    from the ledger, is not kept. Either way the grading that replaces it takes it away (its swap,
+    :mod:`autograder.outdir`): nothing here changes what OUT reads. Returns the new name, if any.
+    ``dry_run``: only the name, nothing written (the run says so before it writes)."""
+    src = outdir.resolve(out)
+    path = src / "manual.csv"
     if not path.exists():
-        if not dry_run:
-            mark.unlink(missing_ok=True)
         return None
     try:
-        untouched = mark.read_text(encoding="ascii").strip() == hashlib.sha256(path.read_bytes()).hexdigest()
+        untouched = (src / PREFILLED).read_text(encoding="ascii").strip() \
+            == hashlib.sha256(path.read_bytes()).hexdigest()
     except (OSError, UnicodeDecodeError):
         untouched = False
-    if not dry_run:
-        mark.unlink(missing_ok=True)
     if untouched or not _filled(path):        # as course grade pre-filled it: the ledger holds all of it
-        if not dry_run:
-            path.unlink()
         return None
     n = 1
     while (out / f"manual-{n}.csv").exists():
         n += 1
-    if not dry_run:
-        path.rename(out / f"manual-{n}.csv")
-    return out / f"manual-{n}.csv"
+    dest = out / f"manual-{n}.csv"
+    if not dry_run:                            # whole or not at all: a run killed here keeps OUT as it was
+        tmp = out / f".manual-{n}.csv.{os.getpid()}.part"
+        shutil.copyfile(path, tmp)
+        os.replace(tmp, dest)
+    return dest
 
 
 STYLE = """

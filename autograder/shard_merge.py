@@ -1,13 +1,15 @@
-"""The merge of shards: ``course merge OUT [SHARD_DIR...] [--shards N] [--wait]``.
+"""The merge of shards: ``course merge OUT [SHARD_DIR...] [--shards N] [--run-id ID] [--wait]``.
 
-Finds the shard folders of one batch (:func:`complete_set`: the set of N asked for, else the set
-started last, when it is complete; folders of another N left aside with a note; an older complete
-set is never merged in place of an unfinished newer one), waits for late ones (:func:`wait`),
-and uses their rows only when every row checks out against the files and the grader now
-(:func:`check`: the seal, the grader's version, the assignment and each question's tests, one set
-of limits, the class as it is now and every row's notebook bytes). ShardError (exit 2) names the
-rows that do not and the shards to grade again; ShardsMissing (1) and ShardFailed (3) say which
-shard is not there. See :mod:`autograder.shards` for what a shard writes.
+Finds the shard folders of one run (:func:`choose`: only folders named exactly ``K-of-N`` whose
+result says the same K and N; the set of the run asked for (``--run-id``, ``$COURSE_RUN_ID``), else
+the only set there is: never chosen by the folders' clocks, so an older complete set is never merged
+in place of this run's), waits for late ones (:func:`wait`: a started shard that stops without a
+word, its heartbeat silent or its Slurm task gone from the queue, is taken as failed after
+``--stale-after`` seconds), and uses their rows only when every row checks out against the files and
+the grader now (:func:`check`: the seal, the grader's version, the assignment and each question's
+tests, one set of limits, the class as it is now and every row's notebook bytes). ShardError (exit
+2) names the rows that do not and the shards to grade again; ShardsMissing (1) and ShardFailed (3)
+say which shard is not there. See :mod:`autograder.shards` for what a shard writes.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import dataclasses
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -30,6 +33,7 @@ from .shards import (
     FOLDER_NAME,
     FORMAT,
     MODE_ORDER,
+    RUN_ENV,
     SHARD_FILE,
     SHARDS_DIR,
     ShardError,
@@ -37,10 +41,13 @@ from .shards import (
     ShardsMissing,
     assign,
     fingerprint,
+    read_heartbeat,
     result_from_json,
+    slurm_array,
 )
 
 SHOWN = 8                     # rows named per shard in a refusal
+STALE_AFTER = 600.0           # seconds without a sign of life before --wait takes a shard as lost
 
 
 @dataclasses.dataclass
@@ -52,7 +59,8 @@ class Found:
     body: dict | None = None       # the sealed body; None: unfinished, or not usable (``problem``)
     problem: str = ""
     failed: str = ""               # the exit code its last attempt failed with, when it failed for good
-    when: float = 0.0              # when the shard last started or finished (folder mtime, ``finished``)
+    run: str | None = None         # the run it belongs to (its result's, else its heartbeat's); None: unknown
+    beat: dict | None = None       # its heartbeat, while it has no result
 
 
 @dataclasses.dataclass
@@ -65,24 +73,40 @@ class Merged:
     notes: list[str]
 
 
-def find(out: Path, given: list[Path]) -> list[Path]:
-    """The shard folders: those given, else every ``out/shards/*`` folder."""
+@dataclasses.dataclass
+class Chosen:
+    """The shard set of one run: its N, its run, its folders by K, notes on folders left aside, and
+    the Ks without a usable result yet."""
+    n: int
+    run: str
+    mine: dict[int, Found]
+    notes: list[str]
+    missing: list[int]
+    foreign: list[str]             # folders of this N that hold another run's result
+
+
+def find(out: Path, given: list[Path]) -> tuple[list[Path], list[str]]:
+    """The shard folders (those given, else every ``out/shards/K-of-N`` folder) and a note on the
+    folders under ``out/shards`` left aside because they are not named exactly ``K-of-N`` (a copy
+    such as ``0-of-2.saved`` is never a shard of this run)."""
     if given:
-        return [Path(g) for g in given]
+        return [Path(g) for g in given], []
     base = out / SHARDS_DIR
-    return sorted(p for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
+    if not base.is_dir():
+        return [], []
+    folders = sorted(p for p in base.iterdir() if p.is_dir())
+    odd = [p.name for p in folders if not FOLDER_NAME.match(p.name)]
+    notes = [f"left aside {len(odd)} folders in {base} not named K-of-N ({', '.join(odd)})"] if odd else []
+    return [p for p in folders if FOLDER_NAME.match(p.name)], notes
 
 
 def read_folder(folder: Path) -> Found | None:
     """A shard folder's state; None when it is not a shard folder at all."""
     found = _read_folder(folder)
-    if found is not None:
-        try:                       # a shard clears (or makes) its folder when it starts
-            found.when = folder.stat().st_mtime
-        except OSError:
-            pass
-        if found.body is not None:
-            found.when = max(found.when, float(found.body.get("finished", 0) or 0))
+    if found is not None and found.body is None and not found.problem:
+        beat = read_heartbeat(folder)
+        if beat is not None and (beat.get("shard"), beat.get("shards")) == (found.k, found.n):
+            found.beat, found.run = beat, str(beat.get("run") or "")
     return found
 
 
@@ -108,48 +132,78 @@ def _read_folder(folder: Path) -> Found | None:
         k, n = int(body["shard"]), int(body["shards"])
     except (KeyError, TypeError, ValueError):
         return Found(folder, -1, -1, problem="not a shard result (no shard number)")
+    run = str(body.get("run") or "")
+    if m is not None and (int(m[1]), int(m[2])) != (k, n):
+        return Found(folder, int(m[1]), int(m[2]), run=run,
+                     problem=f"holds the result of shard {k} of {n}, not of its folder's name (copied or "
+                             "renamed)")
     if not provenance.verify(provenance.read_key(folder.parent), body, doc.get("seal")):
-        return Found(folder, k, n, problem=f"its seal does not match {folder.parent / provenance.KEY_FILE} "
-                                            "(changed since the shard wrote it, or another output folder's)")
-    return Found(folder, k, n, body=body)
+        return Found(folder, k, n, run=run,
+                     problem=f"its seal does not match {folder.parent / provenance.KEY_FILE} "
+                             "(changed since the shard wrote it, or another output folder's)")
+    return Found(folder, k, n, body=body, run=run)
 
 
-def pick(found: list[Found], n: int | None, given: bool) -> tuple[int, list[str]]:
-    """Which N to merge, and notes on the folders of other Ns left aside. Without ``n``: the set
-    started (or finished) last is the batch's own; when it is not complete, an older complete set is
-    last week's run (other limits, another gradebook), never merged in its place: ShardsMissing
-    names both (``--shards N`` merges one on purpose)."""
-    ns = sorted({f.n for f in found if f.n > 0})
-    if n is None:
-        complete = [m for m in ns if {f.k for f in found if f.n == m and f.body} >= set(range(m))]
-        newest = max(ns, key=lambda m: max((f.when, float((f.body or {}).get("finished", 0) or 0))
-                                           for f in found if f.n == m)) if ns else None
-        if len(ns) == 1:
-            n = ns[0]
-        elif given and ns:
+def run_name(run: str) -> str:
+    return f"run {run}" if run else "the run without an id"
+
+
+def pick(found: list[Found], n: int | None, run: str | None, given: bool) -> tuple[int, str]:
+    """Which set to merge: (N, run). A set is the shards of one run (:func:`autograder.shards.run_id`),
+    chosen by that identity, never by the folders' clocks (a node's clock can run ahead, and last
+    week's complete set must not stand in for this week's unfinished one). ``run`` and ``n`` (the
+    merge's ``--run-id`` and ``--shards``) narrow the choice; where more than one set is left, the
+    merge refuses and names them."""
+    if given:
+        if len({f.n for f in found if f.n > 0}) > 1:
             raise ShardError("the shard folders given are of different N: "
                              + ", ".join(str(f.folder) for f in found) + "; name the shards of one N")
-        elif newest in complete:
-            n = newest
-        elif complete:
-            older = ", ".join(f"{m} ({', '.join(sorted(f.folder.name for f in found if f.n == m))})"
-                              for m in complete)
-            raise ShardsMissing(f"the shards started last, of {newest}, are not all done: missing "
-                                f"{', '.join(map(str, missing_of(found, newest)))}; the complete set of "
-                                f"{older} is older (an earlier run, maybe with other limits or gradebook) "
-                                f"and is not merged in its place: wait for the shards of {newest} (course "
-                                f"merge --wait), or merge the older set on purpose with --shards N; "
-                                "nothing was written")
-        elif ns:
-            lines = [f"  of {m}: missing {', '.join(map(str, missing_of(found, m)))}" for m in ns]
-            raise ShardsMissing("no complete set of shards (course merge --shards N picks one):\n"
-                                + "\n".join(lines) + "\nnothing was written")
-    if n is None:
+        if len({f.run for f in found if f.run is not None}) > 1:
+            raise ShardError("the shard folders given are of different runs: " + ", ".join(
+                f"{f.folder} ({run_name(f.run)})" for f in found if f.run is not None)
+                + "; name the shards of one run")
+    sets = sorted({(f.run, f.n) for f in found if f.run is not None and f.n > 0
+                   and (run is None or f.run == run) and (n is None or f.n == n)})
+    if len(sets) == 1:
+        return sets[0][1], sets[0][0]
+    if not sets:
+        if n is not None:                  # none of it has started yet: all missing
+            return n, run if run is not None else ""
+        if run is not None:
+            raise ShardsMissing(f"no shard of {run_name(run)} has started yet; nothing was written")
         raise ShardsMissing("no shard results yet; nothing was written")
-    others = sorted({f.folder.name for f in found if f.n != n})
-    notes = [f"ignored {len(others)} shard folders of another N ({', '.join(others)}): the {n} shards "
-             f"of this batch are complete"] if others else []
-    return n, notes
+    lines = []
+    for r, m in sets:
+        done = {f.k for f in found if f.n == m and f.run == r and f.body}
+        gone = [k for k in range(m) if k not in done]
+        lines.append(f"  {run_name(r)}, {m} shards: " + (f"missing {', '.join(map(str, gone))}" if gone
+                                                         else "complete"))
+    raise ShardError("the shard folders hold more than one set of shards; the merge does not guess which "
+                     "is this run's (by the folders' times, an older set could pass for the newer):\n"
+                     + "\n".join(lines) + "\nname one with --run-id ID (the shards' --run-id, "
+                     "$COURSE_RUN_ID or slurm-ARRAYJOBID) and --shards N; nothing was written")
+
+
+def choose(out: Path, given: list[Path], n: int | None = None, run: str | None = None) -> Chosen:
+    """The shard set of one run (:func:`pick`) as it stands now: its folders, and the Ks missing."""
+    paths, notes = find(out, given)
+    found = [f for f in (read_folder(p) for p in paths) if f is not None]
+    n, run = pick(found, n, run, bool(given))
+    mine: dict[int, Found] = {}
+    foreign = []
+    for f in found:
+        if f.n != n or not 0 <= f.k < n:
+            continue
+        if f.run is not None and f.run != run:
+            foreign.append(f"{f.folder.name} ({run_name(f.run)})")
+        elif f.k not in mine or mine[f.k].body is None:
+            mine[f.k] = f
+    others = sorted(f.folder.name for f in found if f.n != n)
+    if others:
+        notes.append(f"ignored {len(others)} shard folders of another N ({', '.join(others)}): merged "
+                     f"the {n} shards of {run_name(run)}")
+    have = {k for k, f in mine.items() if f.body is not None}
+    return Chosen(n, run, mine, notes, [k for k in range(n) if k not in have], foreign)
 
 
 def _pick_gradebook(bodies: list[dict]) -> tuple[list | None, str]:
@@ -161,11 +215,6 @@ def _pick_gradebook(bodies: list[dict]) -> tuple[list | None, str]:
     return None, ("the shards were graded with different gradebooks: " + "; ".join(
         f"shard {b['shard']}: " + (f"{book[0]} column {book[1]!r}" if book else "none")
         for b, book in zip(bodies, books, strict=True)))
-
-
-def missing_of(found: list[Found], n: int) -> list[int]:
-    have = {f.k for f in found if f.n == n and f.body is not None}
-    return [k for k in range(n) if k not in have]
 
 
 def current_class(paths: list[str]) -> tuple[list[inputs.Submission], dict[str, str]]:
@@ -192,16 +241,12 @@ def named(rows: list[str]) -> str:
     return ", ".join(rows[:SHOWN]) + more
 
 
-def complete_set(out: Path, given: list[Path],
-                 n: int | None = None) -> tuple[int, dict[int, Found], list[str]]:
-    """(N, {K: its folder}, notes on folders left aside) when every shard of one batch has finished;
-    else ShardsMissing (not yet), ShardFailed (one failed for good) or ShardError."""
-    found = [f for f in (read_folder(p) for p in find(out, given)) if f is not None]
-    n, notes = pick(found, n, bool(given))
-    mine: dict[int, Found] = {}
-    for f in found:
-        if f.n == n and (f.k not in mine or mine[f.k].body is None):
-            mine[f.k] = f
+def complete_set(out: Path, given: list[Path], n: int | None = None,
+                 run: str | None = None) -> Chosen:
+    """The set of one run (:func:`choose`) when every shard of it has finished; else ShardsMissing
+    (not yet), ShardFailed (one failed for good) or ShardError."""
+    chosen = choose(out, given, n, run)
+    n, mine = chosen.n, chosen.mine
     failed = sorted(k for k, f in mine.items() if f.body is None and f.failed)
     if failed:
         raise ShardFailed("; ".join(f"shard {k} of {n} failed for good (its last attempt exited "
@@ -211,35 +256,96 @@ def complete_set(out: Path, given: list[Path],
     if broken:
         raise ShardError("; ".join(f"{f.folder}: {f.problem}" for f in broken)
                          + f"; grade {'it' if len(broken) == 1 else 'them'} again; nothing was written")
-    missing = missing_of(found, n)
-    if missing:
-        unfinished = [str(mine[k].folder) for k in missing if k in mine]
+    if chosen.missing:
+        unfinished = [str(mine[k].folder) for k in chosen.missing if k in mine]
         extra = f" (unfinished: {', '.join(unfinished)})" if unfinished else ""
-        raise ShardsMissing(f"missing {len(missing)} of {n} shards: {', '.join(map(str, missing))}{extra}; "
-                            f"nothing was written")
-    return n, mine, notes
+        extra += f" (holding another run's result: {', '.join(chosen.foreign)})" if chosen.foreign else ""
+        extra += f" ({run_name(chosen.run)})" if chosen.run else ""
+        raise ShardsMissing(f"missing {len(chosen.missing)} of {n} shards: "
+                            f"{', '.join(map(str, chosen.missing))}{extra}; nothing was written")
+    return chosen
 
 
-def wait(out: Path, given: list[Path], n: int | None, poll: float) -> None:
+def slurm_queued(array: str) -> set[int] | None:
+    """The tasks of Slurm array job ``array`` still in the queue (pending, requeued, running); None
+    when Slurm cannot be asked (then only the heartbeats tell)."""
+    try:
+        res = subprocess.run(["squeue", "-h", "-r", "-j", array, "-o", "%K"], capture_output=True, text=True,
+                             timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if res.returncode != 0:            # a job Slurm has forgotten: none of its tasks is queued
+        return set() if "Invalid job id" in res.stderr else None
+    return {int(t) for t in res.stdout.split() if t.isdigit()}
+
+
+def wait(out: Path, given: list[Path], n: int | None, poll: float, run: str | None = None,
+         stale_after: float = STALE_AFTER) -> None:
     """Until every shard has finished (saying what it waits for when that changes); ShardFailed
-    when one failed for good, ShardError when they cannot be merged."""
+    when one failed for good, or when one stopped without a word: a shard that has started (it
+    has a heartbeat of this run) or whose Slurm array task is known, with no result and no sign of
+    life (its heartbeat unchanged, its task not in Slurm's queue) for ``stale_after`` seconds of
+    this merge's own clock. A shard that has not started yet (a pod not scheduled) is waited for."""
     last = ""
+    start = time.monotonic()
+    beats: dict[int, dict] = {}
+    life: dict[int, float] = {}
     while True:
         try:
-            complete_set(out, given, n)
+            complete_set(out, given, n, run)
             return
         except ShardsMissing as exc:
             if str(exc) != last:
                 say(f"course merge: waiting: {exc}")
                 last = str(exc)
+        try:
+            chosen = choose(out, given, n, run)
+        except ShardsMissing:              # no shard of the run has started yet
+            time.sleep(poll)
+            continue
+        now = time.monotonic()
+        array = slurm_array(chosen.run)
+        queued = slurm_queued(array) if array else None
+        dead = []
+        for k in chosen.missing:
+            f = chosen.mine.get(k)
+            beat = f.beat if f is not None and f.run == chosen.run else None
+            if beat is not None and beats.get(k) != beat:
+                beats[k], life[k] = beat, now
+            if queued is not None and k in queued:
+                life[k] = now
+            if k in beats or queued is not None:
+                if now - life.setdefault(k, start) >= stale_after:
+                    dead.append(k)
+        if dead:
+            raise ShardFailed(stopped(chosen, dead, stale_after, array))
         time.sleep(poll)
 
 
-def load_shards(out: Path, given: list[Path], assignment: str | None = None, n: int | None = None) -> Merged:
+def stopped(chosen: Chosen, dead: list[int], stale_after: float, array: str | None) -> str:
+    """The sentence for shards that stopped without a word, with what to do."""
+    n = chosen.n
+    why = (f"no result, its heartbeat unchanged for {stale_after:g} s" if array is None else
+           f"no result, no heartbeat for {stale_after:g} s and not in Slurm's queue")
+    again = "; ".join(
+        (f"scontrol requeue {array}_{k} (or sbatch --array={k} --export=ALL,{RUN_ENV}={chosen.run} "
+         f"grade.sbatch), then the merge again" if array is not None else
+         f"grade it again (the same course grade command with --shard {k}/{n}"
+         + (f" --run-id {chosen.run}" if chosen.run else "") + "), then merge again")
+        for k in dead)
+    which = ", ".join(map(str, dead))
+    return (f"shard{'s' if len(dead) > 1 else ''} {which} of {n} of {run_name(chosen.run)} "
+            f"stopped without a word ({why}: killed, its node lost or its pod evicted): {again}; "
+            "nothing was written")
+
+
+def load_shards(out: Path, given: list[Path], assignment: str | None = None, n: int | None = None,
+                run: str | None = None) -> Merged:
     """Every shard of one batch, read and checked against the files and the grader now; ShardError
     (ShardsMissing, ShardFailed) says what is wrong or missing and which shards to grade again."""
     t0 = time.monotonic()
-    n, mine, notes = complete_set(out, given, n)
+    chosen = complete_set(out, given, n, run)
+    n, mine, notes = chosen.n, chosen.mine, chosen.notes
     bodies = [mine[k].body for k in range(n)]
     asg = _assignment(assignment or bodies[0]["assignment_folder"])
     by_k = check(bodies, asg, n)

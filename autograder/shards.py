@@ -29,12 +29,16 @@ whole class. It is safe to run again: the output is rebuilt from the shard resul
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import heapq
 import json
 import os
 import re
+import socket
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from . import inputs, provenance
@@ -45,6 +49,10 @@ from .results import CaseResult, Result
 FORMAT = 2
 SHARD_FILE = "shard.json"
 FAILED_FILE = "failed"        # the pod's shell writes it when this shard's last attempt failed
+HEARTBEAT_FILE = "heartbeat"  # a running shard rewrites it; the merge sees a killed one by its silence
+RUN_ENV = "COURSE_RUN_ID"     # the run a shard belongs to, as the rendered Slurm and Kubernetes jobs set it
+HEARTBEAT_ENV = "COURSE_HEARTBEAT_SECONDS"
+HEARTBEAT_SECONDS = 30.0
 SHARDS_DIR = "shards"
 MODE_ORDER = ("isolated", "user", "weak")      # strongest first
 FOLDER_NAME = re.compile(r"^(\d+)-of-(\d+)$")
@@ -124,6 +132,77 @@ def select(subs: list[inputs.Submission], k: int, n: int) -> list[inputs.Submiss
     return mine
 
 
+def run_id(given: str | None = None) -> str:
+    """The run a shard belongs to: ``--run-id``, else ``$COURSE_RUN_ID``, else the Slurm array job's
+    (``slurm-<SLURM_ARRAY_JOB_ID>``: every task of one array, and a requeued one, share it), else ""
+    (shards graded by hand). The merge takes only the shards of one run, so an older set beside this
+    one, whatever its folders' clocks say, is never merged in its place."""
+    if given:
+        return given
+    if os.environ.get(RUN_ENV):
+        return os.environ[RUN_ENV]
+    if os.environ.get("SLURM_ARRAY_JOB_ID"):
+        return f"slurm-{os.environ['SLURM_ARRAY_JOB_ID']}"
+    return ""
+
+
+def slurm_array(run: str) -> str | None:
+    """The Slurm array job id of a run id made by :func:`run_id` (None for any other run)."""
+    m = re.fullmatch(r"slurm-(\d+)", run or "")
+    return m[1] if m else None
+
+
+@contextlib.contextmanager
+def heartbeat(folder: Path, k: int, n: int, run: str, every: float | None = None) -> Iterator[None]:
+    """While a shard runs, ``folder/heartbeat`` is rewritten every ``every`` seconds (a counter, so
+    that the merge sees it change by its own clock, whatever the shard's node's clock says). A
+    SIGKILL, a lost node or an evicted pod leaves no word but this file's silence: ``course merge
+    --wait`` takes a shard whose heartbeat has not moved for ``--stale-after`` seconds as failed.
+    The file is removed once the shard's result is written; otherwise it is left to go quiet."""
+    every = every if every is not None else float(os.environ.get(HEARTBEAT_ENV) or HEARTBEAT_SECONDS)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / HEARTBEAT_FILE
+    stop = threading.Event()
+
+    def beat(count: int) -> None:
+        doc = {"run": run, "shard": k, "shards": n, "host": socket.gethostname(), "pid": os.getpid(),
+               "beat": count}
+        tmp = folder / (HEARTBEAT_FILE + ".tmp")
+        try:
+            tmp.write_text(json.dumps(doc), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError:         # a full or flaky disk: the grading itself says so where it matters
+            pass
+
+    def loop() -> None:
+        count = 1
+        while not stop.wait(every):
+            count += 1
+            beat(count)
+
+    beat(1)
+    thread = threading.Thread(target=loop, name="shard-heartbeat", daemon=True)
+    thread.start()
+    done = False
+    try:
+        yield
+        done = (folder / SHARD_FILE).is_file()
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        if done:
+            path.unlink(missing_ok=True)
+
+
+def read_heartbeat(folder: Path) -> dict | None:
+    """A shard folder's heartbeat (its run, shard, beat), None when it has none (or not readable)."""
+    try:
+        doc = json.loads((folder / HEARTBEAT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
 def slurm_context() -> dict:
     """Where a Slurm task runs: its job, task and the limits Slurm gave it (empty outside Slurm)."""
     keys = ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_CPUS_PER_TASK",
@@ -156,12 +235,13 @@ def result_from_json(d: dict) -> Result:
 
 def write_shard(folder: Path, asg: Assignment, results: list[Result], meta: dict, k: int, n: int,
                 everyone: list[inputs.Submission], rows: list[str], limits: dict[str, float],
-                submissions: list[str]) -> Path:
+                submissions: list[str], run: str = "") -> Path:
     """``folder/shard.json``, sealed, written last (through a temporary file): a shard folder without
-    it is a shard that did not finish."""
+    it is a shard that did not finish. ``run``: the run it belongs to (:func:`run_id`)."""
     prov = Provenance.of(asg, limits, meta["mode"])
     body = {"assignment": asg.name, "assignment_folder": str(asg.folder.resolve()), "shard": k, "shards": n,
-            "batch": fingerprint(everyone, asg, n), "rows": sorted(rows), "provenance": prov.to_json(),
+            "run": run, "batch": fingerprint(everyone, asg, n), "rows": sorted(rows),
+            "provenance": prov.to_json(),
             "submissions": [str(Path(s).resolve()) for s in submissions], "finished": time.time(),
             "meta": meta, "results": [result_to_json(r) for r in sorted(results, key=lambda r: r.file)]}
     doc = {"format": FORMAT, "seal": provenance.seal(provenance.key(folder.parent), body), "body": body}

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from . import assignment as assignment_mod
-from . import cgroups, handgrading, inputs, lockdown, report, sandbox, shipped
+from . import cgroups, handgrading, inputs, lockdown, outdir, report, sandbox, shipped
 from .config import GradeConfig
 
 REPO = Path(__file__).resolve().parent.parent
@@ -35,42 +35,13 @@ def clear_outputs(out: Path, warnings: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
-MADE_OUT = ".made-out"          # in a staging folder: its run created OUT itself
-STAGING_PREFIX = ".staging-"    # OUT/.staging-PID: where a run writes before its outputs replace OUT's
-KEPT = {"shards", "cache"}       # never replaced by a run's outputs (nor the hand-grade ledger, below)
-
-
-def _kept(name: str) -> bool:
-    return name in KEPT or name.startswith(("hand_grades", STAGING_PREFIX))
-
-
-def begin_outputs(out: Path) -> Path:
-    """A fresh staging folder inside ``out`` (``out/.staging-PID``: hidden from student code as ``out``
-    is, on the same file system) where a grading or a merge writes everything; ``out`` keeps the
-    previous run's outputs, whole, until :func:`swap_outputs` (a run killed before leaves them as
-    they were). Staging folders of runs that died are removed."""
-    made = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
-    for old in out.glob(STAGING_PREFIX + "*"):
-        pid = old.name.removeprefix(STAGING_PREFIX)
-        if not (pid.isdigit() and _alive(int(pid))):
-            shutil.rmtree(old, ignore_errors=True)
-    staging = out / f"{STAGING_PREFIX}{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
-    if made:                        # a run that cannot finish leaves no folder it made (discard_outputs)
-        (staging / MADE_OUT).touch()
-    return staging
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+# A grading is written into a staging folder inside OUT and made OUT's by one rename of a pointer
+# (autograder.outdir): these are its names here for the callers and tests that use them.
+MADE_OUT = outdir.MADE_OUT
+STAGING_PREFIX = outdir.STAGING_PREFIX
+begin_outputs = outdir.begin
+swap_outputs = outdir.publish
+discard_outputs = outdir.discard
 
 
 def set_aside(out: Path, warnings: list[str], dry_run: bool = False) -> None:
@@ -80,46 +51,6 @@ def set_aside(out: Path, warnings: list[str], dry_run: bool = False) -> None:
     kept = handgrading.set_aside_filled(out, dry_run)
     if kept:
         warnings.append(f"the filled-in manual.csv of an earlier run was kept as {kept.name}")
-
-
-def swap_outputs(staging: Path, out: Path) -> None:
-    """The staged outputs into ``out``, replacing the previous run's: each file by an atomic rename,
-    ``grades.csv`` last (a reader such as ``course mark`` never finds it missing, and once it is new
-    the rest is too), each folder of the previous run moved aside first; an output of the previous
-    run that this one did not write goes. The hand-grade ledger, ``shards/`` and ``cache/`` are
-    never touched."""
-    trash = staging / ".old"
-    trash.mkdir()
-    moved: set[str] = set()
-    for entry in sorted(staging.iterdir(), key=lambda p: (p.name == "grades.csv", p.name)):
-        if entry == trash or entry.name == MADE_OUT or _kept(entry.name):
-            continue
-        dest = out / entry.name
-        if dest.is_dir() and not dest.is_symlink():
-            dest.rename(trash / entry.name)
-        elif entry.is_dir() and dest.is_symlink():
-            dest.unlink()
-        os.replace(entry, dest)
-        moved.add(entry.name)
-    for name in report.OUTPUT_DIRS:
-        if name not in moved and (out / name).is_dir():
-            (out / name).rename(trash / name)
-    for name in report.OUTPUT_FILES:
-        if name not in moved:
-            (out / name).unlink(missing_ok=True)
-    shutil.rmtree(staging, ignore_errors=True)
-
-
-def discard_outputs(staging: Path) -> None:
-    """A run that did not finish: its staging folder goes, ``out`` is as it was (absent, when the
-    run made it and nothing else has been put there since)."""
-    made = (staging / MADE_OUT).exists()
-    shutil.rmtree(staging, ignore_errors=True)
-    if made:
-        try:
-            staging.parent.rmdir()
-        except OSError:
-            pass
 
 
 ROOT_LOCK = ".batch.lock"

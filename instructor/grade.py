@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from autograder import api, shard_merge, shards
@@ -63,16 +65,30 @@ def grade_class(config: GradeConfig, gradebook: Gradebook | None = None) -> int:
         lms.check_gradebook(gradebook.path, api.load_assignment(config.assignment), gradebook.column)
         config = dataclasses.replace(config, student_names=lms.student_names(gradebook.path),
                                      gradebook=gradebook)
-    outcome = api.grade(config)
     if config.shard is not None:          # the hand grades and the LMS export wait for the merge
-        api.warn(outcome)
+        with engine.running(config):
+            api.warn(api.grade(config))
         return 0
-    return after_grading(outcome, gradebook)
+    return _graded(lambda finish: api.grade(config, finish), gradebook)
+
+
+def _graded(run: Callable[[api.Finish], api.Outcome], gradebook: Gradebook | None) -> int:
+    """A grading (or a merge) with :func:`after_grading` done before it is published: OUT never
+    reads the new grading without its hand grades and LMS files."""
+    code = 0
+
+    def finish(outcome: api.Outcome) -> None:
+        nonlocal code
+        code = after_grading(outcome, gradebook)
+
+    run(finish)
+    return code
 
 
 def after_grading(outcome: api.Outcome, gradebook: Gradebook | None) -> int:
     """What follows a graded class in its output folder (one machine's or merged shards'): the hand
-    grades given back, the gradebook remembered, the LMS import written."""
+    grades given back, the gradebook remembered, the LMS import written (into the grading before it
+    is published: :func:`autograder.api.grade`'s ``finish``)."""
     column = gradebook.column if gradebook else None
     book = gradebook.path if gradebook else None
     try:
@@ -119,26 +135,37 @@ def merge_main(argv: list[str] | None = None) -> int:
     p.add_argument("--gradebook", type=Path, default=None, help="as for course grade")
     p.add_argument("--gradebook-column", default=None, metavar="TEXT", help="as for course grade")
     p.add_argument("--shards", type=int, default=None, metavar="N",
-                   help="merge the N shards OUT/shards/K-of-N (default: the set started last, once complete)")
+                   help="merge the N shards OUT/shards/K-of-N (default: those of the run, see --run-id)")
     p.add_argument("--wait", action="store_true",
                    help="while shards are missing or unfinished, try again every --poll seconds; stop "
                         "(exit 3) when one failed for good (as the Kubernetes merge Job runs it)")
     p.add_argument("--poll", type=float, default=20.0, help="seconds between tries with --wait (default 20)")
+    p.add_argument("--run-id", default=None, metavar="ID",
+                   help="merge the shards of this run (the shards' --run-id; default $COURSE_RUN_ID, else "
+                        "the only set of shards there is)")
+    p.add_argument("--stale-after", type=float, default=shard_merge.STALE_AFTER, metavar="S",
+                   help="with --wait: a started shard with no result and no sign of life (its heartbeat, "
+                        "its Slurm task in the queue) for S seconds failed (exit 3; default "
+                        f"{shard_merge.STALE_AFTER:g})")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
     if args.shards is not None and args.shards < 1:
         p.error("--shards must be at least 1")
-    if args.wait:                          # the shards still run (a Kubernetes merge Job starts with them)
-        try:
-            shard_merge.wait(args.out.resolve(), args.shard_dirs, args.shards, args.poll)
-        except shards.ShardError as exc:
-            print(f"course merge: {exc}", file=sys.stderr)
-            return exc.exit_code
+    run = args.run_id or os.environ.get(shards.RUN_ENV) or None
+    out = args.out.resolve()
     try:
-        merged = api.load_merge(out=args.out, shard_dirs=args.shard_dirs, assignment=args.assignment,
-                                n=args.shards)
+        if args.wait:                      # the shards still run (a Kubernetes merge Job starts with them)
+            shard_merge.wait(out, args.shard_dirs, args.shards, args.poll, run, args.stale_after)
+        chosen = shard_merge.complete_set(out, args.shard_dirs, args.shards, run)
+    except shards.ShardError as exc:
+        print(f"course merge: {exc}", file=sys.stderr)
+        return exc.exit_code
+    try:                                   # the set chosen by its run, and only its folders
+        merged = api.load_merge(out=args.out, shard_dirs=[chosen.mine[k].folder for k in range(chosen.n)],
+                                assignment=args.assignment, n=chosen.n)
     except GradingError as exc:
         print(f"course merge: {exc}", file=sys.stderr)
         return exc.exit_code
+    merged.notes[:0] = chosen.notes
     gradebook = None if args.gradebook is None else Gradebook(args.gradebook, args.gradebook_column)
     if gradebook is None and merged.meta.get("gradebook_conflict"):
         print(f"course merge: {merged.meta['gradebook_conflict']}: name the gradebook (and column) with "
@@ -155,12 +182,11 @@ def merge_main(argv: list[str] | None = None) -> int:
             print(f"course merge: {exc}", file=sys.stderr)
             return 2
     try:
-        outcome = api.write_merge(merged, out=args.out, similarity=not args.no_similarity,
-                                  student_names=names)
+        return _graded(lambda finish: api.write_merge(merged, out=args.out, similarity=not args.no_similarity,
+                                                      student_names=names, finish=finish), gradebook)
     except GradingError as exc:
         print(f"course merge: {exc}", file=sys.stderr)
         return exc.exit_code
-    return after_grading(outcome, gradebook)
 
 
 if __name__ == "__main__":

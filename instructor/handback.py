@@ -35,6 +35,7 @@ import re
 import zipfile
 from pathlib import Path, PurePosixPath
 
+from autograder import outdir
 from autograder.inputs import CANVAS, lms_id
 
 from . import lms
@@ -47,7 +48,8 @@ ZIP_TIME = (2020, 1, 1, 0, 0, 0)         # the same feedback always gives the sa
 def _fresh(pdf: Path, page: Path, pending: dict[Path, bytes]) -> bool:
     """Is there a PDF of the feedback (``course pdfs DIR --feedback``) printed from the page as it is?"""
     try:
-        return page not in pending and pdf.stat().st_mtime >= page.stat().st_mtime
+        return page not in pending and \
+            outdir.locate(pdf).stat().st_mtime >= outdir.locate(page).stat().st_mtime
     except OSError:
         return False
 
@@ -132,12 +134,11 @@ def write(out: Path) -> list[str]:
     try:
         made = canvas_zip(out)
     except lms.GradebookError as exc:           # who is held cannot be known: no feedback goes back
-        (out / CANVAS_ZIP).unlink(missing_ok=True)
+        if (outdir.resolve(out) / CANVAS_ZIP).exists():
+            outdir.write_files(out, {out / CANVAS_ZIP: None})
         return [f"no {CANVAS_ZIP} written: {exc}"]
     if made is None:
         return []
     dest, data, lines = made
-    tmp = dest.with_name(f".{dest.name}.part")
-    tmp.write_bytes(data)
-    tmp.replace(dest)
+    outdir.write_files(out, {dest: data})
     return lines

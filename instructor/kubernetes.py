@@ -39,9 +39,12 @@ from __future__ import annotations
 
 import argparse
 import math
+import secrets
 import shlex
 import sys
 from pathlib import Path
+
+from autograder.shards import RUN_ENV
 
 from .slurm import merge_memory_mb, task_memory_mb
 
@@ -115,6 +118,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--merge-time", type=int, default=60,
                    help="minutes the merge may take once the shards are done (default 60)")
     p.add_argument("--parallelism", type=int, default=None, help="pods at once (default: N)")
+    p.add_argument("--run-id", default=None, metavar="ID",
+                   help="the run's id, given to every shard and to the merge (default: a new one each "
+                        "time the manifests are rendered)")
+    p.add_argument("--stale-after", type=float, default=600.0, metavar="S",
+                   help="the merge takes a started shard whose heartbeat has not moved for S seconds as "
+                        "lost (exit 3; default 600)")
     p.add_argument("--backoff-per-index", type=int, default=1, help="retries of one shard (default 1)")
     p.add_argument("--kubernetes-version", type=version, default=version(SUPPORTED[0]), metavar="MAJOR.MINOR",
                    help=f"the cluster's version: no field newer than it is used (default {SUPPORTED[0]}, "
@@ -139,7 +148,14 @@ def _python(args: argparse.Namespace) -> str:
 
 def shard_script(args: argparse.Namespace) -> str:
     """The shell lines pod K runs (K from the Job's JOB_COMPLETION_INDEX): the shard, then, when its
-    last allowed attempt failed, OUT/shards/K-of-N/failed with the exit code (the merge stops on it)."""
+    last allowed attempt failed, OUT/shards/K-of-N/failed with the exit code (the merge stops on it).
+
+    The shell is the container's PID 1, and the kernel gives PID 1 no signal it has no handler for:
+    without the trap, the SIGTERM of a deadline or an eviction would never reach the grader, and the
+    SIGKILL after the grace period would leave no ``failed``. So the grader runs as the shell's child,
+    the trap passes SIGTERM on (the grader stops through its clean-up and exits 143), and the shell,
+    still alive, writes ``failed`` on the last attempt. A SIGKILL of the whole pod leaves no word: the
+    shard's heartbeat then goes quiet, and the merge names it (``--stale-after``)."""
     cmd = [_python(args), "-m", "course", "grade", *args.submissions, "--assignment", args.assignment,
            "--out", str(args.out), "--workers", str(args.workers), "--memory", f"{args.memory:g}",
            "--timeout", f"{args.timeout:g}", "--no-progress"]
@@ -149,8 +165,14 @@ def shard_script(args: argparse.Namespace) -> str:
         cmd.append("--cache")
     folder = shlex.quote(str(args.out / "shards")) + f'/"$JOB_COMPLETION_INDEX-of-{args.shards}"'
     return (f"cd {shlex.quote(args.repo)} || exit 1\n"
-            + " ".join(map(shlex.quote, cmd)) + f' --shard "$JOB_COMPLETION_INDEX/{args.shards}"\n'
-            "rc=$?\n"
+            + " ".join(map(shlex.quote, cmd))
+            + f' --run-id "${RUN_ENV}" --shard "$JOB_COMPLETION_INDEX/{args.shards}" &\n'
+            "pid=$!\n"
+            "trap 'kill -TERM \"$pid\" 2>/dev/null' TERM INT HUP\n"
+            "while :; do\n"
+            '  wait "$pid"; rc=$?\n'
+            '  kill -0 "$pid" 2>/dev/null || break     # wait ended by the trap: the grader still stops\n'
+            "done\n"
             f'if [ "$rc" -ne 0 ] && [ "${{COURSE_INDEX_FAILURES:-0}}" -ge {args.backoff_per_index} ]; then\n'
             f'  mkdir -p {folder} && echo "$rc" > {folder}/failed\n'
             "fi\n"
@@ -158,7 +180,9 @@ def shard_script(args: argparse.Namespace) -> str:
 
 
 def merge_command(args: argparse.Namespace) -> list[str]:
-    cmd = [_python(args), "-m", "course", "merge", str(args.out), "--shards", str(args.shards), "--wait"]
+    """The merge Job's command; it merges the run of ``$COURSE_RUN_ID`` (both Jobs' pods have it)."""
+    cmd = [_python(args), "-m", "course", "merge", str(args.out), "--shards", str(args.shards), "--wait",
+           "--stale-after", f"{args.stale_after:g}"]
     return cmd + (["--no-similarity"] if args.no_similarity else [])
 
 
@@ -213,8 +237,10 @@ def render(args: argparse.Namespace) -> list[dict]:
     name = job_name(args)
     meta = {"namespace": args.namespace} if args.namespace else {}
     attempt, grade_deadline, merge_deadline = deadlines(args)
-    failures = [{"name": "COURSE_INDEX_FAILURES",
-                 "valueFrom": {"fieldRef": {"fieldPath": f"metadata.annotations['{FAILURE_COUNT}']"}}}]
+    # one id for the shards and the merge of this rendering: the merge takes only this run's shards
+    run = [{"name": RUN_ENV, "value": args.run_id or f"kubernetes-{name}-{secrets.token_hex(6)}"}]
+    failures = run + [{"name": "COURSE_INDEX_FAILURES",
+                       "valueFrom": {"fieldRef": {"fieldPath": f"metadata.annotations['{FAILURE_COUNT}']"}}}]
     memory = task_memory_mb(args.workers, args.memory, args.task_memory)
     pod = _pod(args, shard_script(args), args.workers, memory, failures)
     pod["activeDeadlineSeconds"] = attempt
@@ -229,7 +255,8 @@ def render(args: argparse.Namespace) -> list[dict]:
              "metadata": {"name": f"course-grade-{name}", **meta, "labels": {"app": "course-grade"}},
              "spec": spec}
     merge_spec: dict = {"backoffLimit": 2, "completions": 1, "activeDeadlineSeconds": merge_deadline,
-                        "template": _template(args, _pod(args, merge_script(args), 1, merge_memory_mb(), []))}
+                        "template": _template(args, _pod(args, merge_script(args), 1, merge_memory_mb(),
+                                                         run))}
     if _at_least(args, "1.29"):      # a refusal (2) or a shard failed for good (3) is not retried
         merge_spec["podFailurePolicy"] = {"rules": [{"action": "FailJob", "onExitCodes": {
             "containerName": "grader", "operator": "In", "values": [2, 3]}}]}

@@ -48,14 +48,13 @@ told again (:func:`remembered`).
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder import feedback
+from autograder import feedback, outdir
 from autograder.csvcells import CsvRowError, cell_text, csv_text, read_spreadsheet, read_table, text_cell
 from autograder.inputs import MAX_STUDENT_NOTEBOOKS, lms_id
 from autograder.report import is_flagged, is_unreadable, is_wrong_notebook
@@ -175,9 +174,10 @@ def graded_rows(out: Path, table: list[list[str]] | None = None
     """From ``out/grades.csv`` (or ``table``, its rows as they are about to be written): {(lms, id):
     (points, file)} to export, notes, questions.json, and {(lms, id): one line} of the students held
     for the instructor (:func:`one_grade`)."""
+    where = outdir.resolve(out)
     try:
-        spec = json.loads((out / "questions.json").read_text(encoding="utf-8"))
-        table = read_table(out / "grades.csv") if table is None else table
+        spec = json.loads((where / "questions.json").read_text(encoding="utf-8"))
+        table = read_table(where / "grades.csv") if table is None else table
     except CsvRowError as exc:
         raise GradebookError(str(exc)) from None
     except (OSError, ValueError) as exc:
@@ -274,18 +274,8 @@ def held_line(who: Student, rows: list[tuple[float, str]], not_graded: list[str]
 def export(out: Path, gradebook: Path, column: str | None = None) -> list[str]:
     """Write ``out/canvas_import.csv`` or ``out/moodle_import.csv``; the lines to print."""
     dest, data, lines = render(out, gradebook, column)
-    write_atomic(dest, data)
+    outdir.write_files(out, {dest: data})
     return lines
-
-
-def write_atomic(dest: Path, data: bytes) -> None:
-    """``dest`` holds either its old bytes or ``data``, never a part (a temporary file, renamed)."""
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.part")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, dest)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def render(out: Path, gradebook: Path, column: str | None = None,
@@ -325,7 +315,7 @@ def render(out: Path, gradebook: Path, column: str | None = None,
 def feedback_rows(out: Path) -> list[tuple[str, str]]:
     """(row name, stem) of every graded row in ``out/results``: whose ``feedback/<stem>.*`` it is."""
     found = []
-    for p in sorted((out / "results").glob("*.json")):
+    for p in sorted((outdir.resolve(out) / "results").glob("*.json")):
         try:
             found.append((str(json.loads(p.read_text(encoding="utf-8"))["file"]), p.stem))
         except (OSError, ValueError, KeyError, TypeError):
@@ -335,8 +325,11 @@ def feedback_rows(out: Path) -> list[tuple[str, str]]:
 
 def pending_bytes(path: Path, pending: dict[Path, bytes | Path]) -> bytes | None:
     """``path``'s bytes as they are about to be written (``pending``: bytes, or a temporary file
-    already written beside it), else as they are; None when there are none."""
-    data = pending.get(path, path)
+    already written beside it), else as they are (read from OUT's grading: ``path`` is named as
+    OUT's, :func:`autograder.outdir.locate`); None when there are none."""
+    data = pending.get(path, None)
+    if data is None:
+        data = outdir.locate(path)
     if isinstance(data, bytes):
         return data
     try:
@@ -397,16 +390,17 @@ def remember(out: Path, gradebook: Path | None, column: str | None) -> None:
     """Keep the gradebook (its absolute path) and column of this grading run in ``out/lms.json``."""
     path = out / LMS_META
     if gradebook is None:
-        path.unlink(missing_ok=True)
+        if (outdir.resolve(out) / LMS_META).exists():
+            outdir.write_files(out, {path: None})
         return
     doc = {"gradebook": str(gradebook.resolve()), "gradebook_column": column}
-    write_atomic(path, (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    outdir.write_files(out, {path: (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode("utf-8")})
 
 
 def remembered(out: Path) -> tuple[Path | None, str | None]:
     """The gradebook and column that :func:`remember` kept; (None, None) when there are none."""
     try:
-        doc = json.loads((out / LMS_META).read_text(encoding="utf-8"))
+        doc = json.loads((outdir.resolve(out) / LMS_META).read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None, None
     except (OSError, ValueError) as exc:

@@ -39,7 +39,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder import feedback, handgrading
+from autograder import feedback, handgrading, outdir
 from autograder.csvcells import (
     FORMULA_START,
     CsvRowError,
@@ -98,10 +98,11 @@ class Folder:
     results file stem and content hash."""
 
     def __init__(self, out: Path) -> None:
-        self.out = out
+        self.out = out                  # the names it writes: OUT's
+        self.where = outdir.resolve(out)    # where it reads them: one grading, whatever swaps meanwhile
         try:
-            self.spec = json.loads((out / "questions.json").read_text(encoding="utf-8"))
-            grades = read_table(out / "grades.csv")
+            self.spec = json.loads((self.where / "questions.json").read_text(encoding="utf-8"))
+            grades = read_table(self.where / "grades.csv")
         except CsvRowError as exc:
             raise ManualError(str(exc)) from None
         except (OSError, ValueError) as exc:
@@ -111,7 +112,7 @@ class Folder:
         self.files = [cell_text(r[0]) for r in self.body]
         self.stems: dict[str, str] = {}
         self.shas: dict[str, str] = {}
-        for p in sorted((out / "results").glob("*.json")):
+        for p in sorted((self.where / "results").glob("*.json")):
             try:
                 doc = json.loads(p.read_text(encoding="utf-8"))
                 self.stems[doc["file"]] = p.stem
@@ -319,15 +320,16 @@ class Plan:
         committed (the source of truth: every file can be written again from it), then every file
         renamed into place (a failure: :class:`StaleFiles`, naming those left as they were)."""
         try:
-            temps = _stage(self.files)
-            try:
-                if self.ledger is not None:
-                    self.ledger.commit()
-            except BaseException:
-                for tmp, _path in temps:
-                    tmp.unlink(missing_ok=True)
-                raise
-            _rename(temps, self.out)
+            with outdir.editing(self.out) as into:     # OUT's grading, changed as one
+                temps = _stage(_into(self.files, self.out, into))
+                try:
+                    if self.ledger is not None:
+                        self.ledger.commit()
+                except BaseException:
+                    for tmp, _path in temps:
+                        tmp.unlink(missing_ok=True)
+                    raise
+                _rename(temps, self.out)
         finally:
             self.discard()
 
@@ -378,8 +380,8 @@ def _apply(folder: Folder, ledger: dict[Key, dict], plan: Plan) -> tuple[int, li
     except lms.GradebookError:
         book = None
     names = lms.student_names(book) if book is not None and book.exists() else NO_NAMES
-    plan.files.update(handgrading.rewrite_pages(folder.out, folder.spec, load_results(folder.out), given,
-                                                names))
+    pages = handgrading.rewrite_pages(folder.where, folder.spec, load_results(folder.where), given, names)
+    plan.files.update({folder.out / page.relative_to(folder.where): tmp for page, tmp in pages.items()})
     return complete, missed, sum(1 for (_i, q) in applied if q != COMMENT)
 
 
@@ -499,7 +501,7 @@ def prefill(out: Path) -> list[str]:
     Its SHA-256 is kept beside it: a later ``course grade`` removes it when nobody changed it
     (:func:`autograder.handgrading.set_aside_filled`), since the ledger holds all of it."""
     ledger = load_ledger(out)
-    if not ledger or not (out / "manual.csv").exists():
+    if not ledger or not (outdir.resolve(out) / "manual.csv").exists():
         return []
     folder = Folder(out)
     applied, _missed = match(folder, ledger)
@@ -566,8 +568,18 @@ def _rename(temps: list[tuple[Path, Path]], out: Path) -> None:
 
 def write_all(files: dict[Path, bytes | Path], out: Path) -> None:
     """Every file to a temporary file beside it first; only when all are written, each renamed
-    into place (:func:`_stage`, :func:`_rename`)."""
-    _rename(_stage(files), out)
+    into place (:func:`_stage`, :func:`_rename`), OUT's grading changed as one
+    (:func:`autograder.outdir.editing`)."""
+    with outdir.editing(out) as into:
+        _rename(_stage(_into(files, out, into)), out)
+
+
+def _into(files: dict[Path, bytes | Path], out: Path, into: Path) -> dict[Path, bytes | Path]:
+    """``files``, named as OUT's, renamed to where they are written (``into``: OUT's grading being
+    changed; ``out`` itself in a folder of the older layout)."""
+    if into == out:
+        return files
+    return {into / path.relative_to(out): data for path, data in files.items()}
 
 
 def merge(out: Path, filled: Path) -> list[str]:
@@ -614,9 +626,9 @@ def _feedback(folder: Folder, body: list[list[str]], comments: dict[int, str],
         stem = folder.stems.get(cell_text(row[0]))
         path = out / "feedback" / f"{stem}.md"
         status = cell_text(folder.status.get(folder.files[i], ""))
-        if stem is None or not path.exists() or is_wrong_notebook(status):
+        if stem is None or not (folder.where / path.relative_to(out)).exists() or is_wrong_notebook(status):
             continue
-        old = path.read_text(encoding="utf-8")
+        old = (folder.where / path.relative_to(out)).read_text(encoding="utf-8")
         top = old.split("\n" + MARKER, 1)[0].rstrip("\n").split("\n")
         for k, line in enumerate(top):
             if line.startswith(TOTAL):                          # the total of an earlier merge

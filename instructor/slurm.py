@@ -5,9 +5,12 @@
 
 Writes ``OUT/slurm/grade.sbatch``, a job array (``--array=0-(N-1)``) whose task K runs
 ``course grade ... --out OUT --shard K/N`` (:mod:`autograder.shards`), and ``OUT/slurm/merge.sbatch``,
-which runs ``course merge OUT``. With ``--submit`` it submits both, the merge with
-``--dependency=afterok:<array job>`` (it runs once every shard has finished well; a failed shard
-leaves it pending, and ``course merge OUT`` by hand names the missing shards). Each task asks Slurm
+which runs ``course merge OUT --wait``. With ``--submit`` it submits both, the merge with
+``--dependency=afterany:<array job>`` and ``COURSE_RUN_ID=slurm-<array job>``: it runs once every
+task has ended, however it ended (``afterok`` would leave it pending for ever after one task was
+cancelled, even once that task was requeued and finished), merges that run's shards only, waits
+while a missing shard's task is back in the queue, and names a shard gone for good (exit 3). Each
+task asks Slurm
 for what the grader itself will use: W CPUs (one per submission graded at once) and the memory a
 task was measured to use (:func:`task_memory_mb`, ``benchmarks/task_memory.py``; ``--task-memory``
 sets it). OUT must be on a file system every node sees; so must the submissions and this repository.
@@ -22,10 +25,13 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import shlex
 import subprocess
 import sys
 from pathlib import Path
+
+from autograder.shards import RUN_ENV
 
 REPO = Path(__file__).resolve().parent.parent
 # Measured with benchmarks/task_memory.py (docs/scaling.md): a task's peak less its submissions' was
@@ -61,6 +67,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--no-similarity", action="store_true")
     p.add_argument("--cache", action="store_true",
                    help="the shards keep and reuse OUT/cache (course grade --cache)")
+    p.add_argument("--stale-after", type=float, default=600.0, metavar="S",
+                   help="the merge takes a shard with no result, no heartbeat and no task in the queue "
+                        "for S seconds as lost (exit 3; default 600)")
     p.add_argument("--submit", action="store_true", help="submit both jobs with sbatch")
     return p
 
@@ -91,20 +100,35 @@ def grade_command(args: argparse.Namespace, shard: str) -> list[str]:
         cmd += ["--gradebook", str(args.gradebook.resolve())]
         if args.gradebook_column:
             cmd += ["--gradebook-column", args.gradebook_column]
-    return cmd + ["--shard", shard]
+    # every task of the array, and a task requeued, belong to one run: the merge takes its shards only
+    # (a shard graded again alone, sbatch --array=K, is given its run with COURSE_RUN_ID)
+    return cmd + ["--run-id", f"${{{RUN_ENV}:-slurm-${{SLURM_ARRAY_JOB_ID}}}}", "--shard", shard]
 
 
 def merge_command(args: argparse.Namespace) -> list[str]:
-    cmd = [args.python, "-m", "course", "merge", str(args.out.resolve()), "--shards", str(args.shards)]
+    """The merge job's command: it runs once every task has ended (afterany: a task cancelled,
+    failed or requeued cannot leave it pending for ever), takes the run's shards only
+    ($COURSE_RUN_ID, given at submission) and waits while a shard's task is still in the queue
+    (requeued) or its heartbeat moves; a shard gone from both for --stale-after seconds is named
+    (exit 3)."""
+    cmd = [args.python, "-m", "course", "merge", str(args.out.resolve()), "--shards", str(args.shards),
+           "--wait", "--stale-after", f"{args.stale_after:g}"]
     return cmd + (["--no-similarity"] if args.no_similarity else [])
 
 
 def _quote(cmd: list[str], shard_arg: str | None = None) -> str:
-    """One shell line; ``shard_arg`` is left unquoted where it holds ``$SLURM_ARRAY_TASK_ID``."""
-    parts = [shlex.quote(c) for c in cmd]
+    """One shell line; ``shard_arg`` and the run id are left to the shell where they hold
+    ``$SLURM_ARRAY_TASK_ID`` and ``$SLURM_ARRAY_JOB_ID``."""
+    parts = [shlex.quote(c) if "SLURM_ARRAY_JOB_ID}" not in c else f'"{c}"' for c in cmd]
     if shard_arg is not None:
         parts[-1] = f'"{shard_arg}"'
     return " ".join(parts)
+
+
+def submit_lines(folder: Path, array_id: str = "$j") -> str:
+    """The merge's submission: afterany, and the run it merges."""
+    return (f"sbatch --dependency=afterany:{array_id} --export=ALL,{RUN_ENV}=slurm-{array_id} "
+            f"{folder / 'merge.sbatch'}")
 
 
 def _header(args: argparse.Namespace, name: str, cpus: int, mem_mb: int, minutes: int, log: str) -> list[str]:
@@ -126,20 +150,27 @@ def render(args: argparse.Namespace) -> tuple[str, str]:
                     task_memory_mb(args.workers, args.memory, args.task_memory), args.time,
                     f"{logs}/shard-%a-of-{n}.out")
     array.insert(2, f"#SBATCH --array=0-{n - 1}")
+    array.insert(3, "#SBATCH --requeue")        # a lost task may be requeued: it rejoins its run
     shard = f"${{SLURM_ARRAY_TASK_ID}}/{n}"
     array += ["# task K grades shard K of the class (a student's rows stay in one shard)",
               "set -euo pipefail", f"cd {shlex.quote(str(REPO))}",
               "exec " + _quote(grade_command(args, shard), shard), ""]
-    merge = _header(args, f"course-merge-{Path(args.assignment).name}", 1, merge_memory_mb(), 30,
+    # a requeued task may still run its whole --time while the merge waits for it
+    merge = _header(args, f"course-merge-{Path(args.assignment).name}", 1, merge_memory_mb(), args.time + 30,
                     f"{logs}/merge.out")
-    merge += ["# runs after every shard (sbatch --dependency=afterok:ARRAY_JOB)", "set -euo pipefail",
+    merge += ["# runs once every task has ended: sbatch --dependency=afterany:ARRAY_JOB "
+              f"--export=ALL,{RUN_ENV}=slurm-ARRAY_JOB", "set -euo pipefail",
+              f': "${{{RUN_ENV}:?submit with --export=ALL,{RUN_ENV}=slurm-ARRAY_JOB (the array job id)}}"',
               f"cd {shlex.quote(str(REPO))}", "exec " + _quote(merge_command(args)), ""]
     return "\n".join(array), "\n".join(merge)
 
 
 def sbatch(script: Path, *extra: str) -> str:
-    """Submit; the job id (sbatch --parsable prints ``ID`` or ``ID;cluster``)."""
-    res = subprocess.run(["sbatch", "--parsable", *extra, str(script)], capture_output=True, text=True)
+    """Submit; the job id (sbatch --parsable prints ``ID`` or ``ID;cluster``). A COURSE_RUN_ID of the
+    caller's is not passed on: the array's run is its own job id."""
+    env = {k: v for k, v in os.environ.items() if k != RUN_ENV}
+    res = subprocess.run(["sbatch", "--parsable", *extra, str(script)], capture_output=True, text=True,
+                         env=env)
     if res.returncode != 0:
         raise RuntimeError(f"sbatch {script.name}: {res.stderr.strip() or res.stdout.strip()}")
     return res.stdout.strip().split(";")[0]
@@ -170,18 +201,19 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wrote {folder / 'grade.sbatch'} (array of {args.shards} tasks, {args.workers} CPUs and "
           f"{mem} MB each) and {folder / 'merge.sbatch'}")
     if not args.submit:
-        print(f"submit: j=$(sbatch --parsable {folder / 'grade.sbatch'}) && "
-              f"sbatch --dependency=afterok:$j {folder / 'merge.sbatch'}")
+        print(f"submit: j=$(env -u {RUN_ENV} sbatch --parsable {folder / 'grade.sbatch'}) && "
+              f"{submit_lines(folder)}")
         return 0
     try:
         array_id = sbatch(folder / "grade.sbatch")
-        merge_id = sbatch(folder / "merge.sbatch", f"--dependency=afterok:{array_id}")
+        merge_id = sbatch(folder / "merge.sbatch", f"--dependency=afterany:{array_id}",
+                          f"--export=ALL,{RUN_ENV}=slurm-{array_id}")
     except (RuntimeError, OSError) as exc:
         print(f"course slurm: {exc}", file=sys.stderr)
         return 2
     (folder / "jobs.txt").write_text(f"array {array_id}\nmerge {merge_id}\n", encoding="utf-8")
     print(f"submitted array job {array_id} ({args.shards} shards) and merge job {merge_id} "
-          f"(afterok:{array_id}); results in {args.out.resolve()}")
+          f"(afterany:{array_id}, run slurm-{array_id}); results in {args.out.resolve()}")
     return 0
 
 

@@ -46,7 +46,8 @@ LINKING = [*PAGES, ROOT / "CONTRIBUTING.md"]      # pages whose links are checke
 SHELL_LANGS = {"sh", "bash", "shell", "console"}
 # Programs a command may run besides the ones checked below; their repository paths are still checked.
 KNOWN_PROGRAMS = {".", "source", "cd", "git", "mkdir", "cp", "mv", "cat", "ls", "head", "tail",
-                  "chmod", "conda", "pip", "apt-get", "jupyter", "chromium", "kubectl", "podman"}
+                  "chmod", "conda", "pip", "apt-get", "jupyter", "chromium", "kubectl", "podman",
+                  "sbatch", "scontrol", "scancel", "squeue"}
 NOTEBOOKS = sorted(p.stem for p in (ROOT / "solutions").glob("[0-9][0-9]_*.ipynb"))
 SEPARATORS = {"&&", "||", ";", "|", "&"}
 

@@ -91,6 +91,11 @@ def edit(out: Path, k: int, change, n: int = 2, reseal: bool = True) -> None:
     path.write_text(json.dumps(doc))
 
 
+def course_env(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "course", *args], capture_output=True, text=True,
+                          timeout=600, cwd=REPO, env=dict(os.environ, OMP_NUM_THREADS="1", **env))
+
+
 def merge(out: Path, *extra: str) -> subprocess.CompletedProcess:
     return course("merge", str(out), "--no-similarity", *extra)
 
@@ -174,10 +179,10 @@ def test_stale_folders_of_another_n_are_ignored_with_a_note(graded, tmp_path):
     doc["body"].update(shards=1, finished=0)
     doc["seal"] = provenance.seal(provenance.read_key(out / "shards"), doc["body"])
     (stale / "shard.json").write_text(json.dumps(doc))
-    last_week = time.time() - 7 * 24 * 3600                  # both started before the batch's own
-    for folder in (out / "shards" / "0-of-5", stale):
-        os.utime(folder, (last_week, last_week))
-    res = merge(out)
+    res = merge(out)                                          # two complete sets: which one is not guessed
+    assert res.returncode == 2 and nothing_written(out), res.stdout + res.stderr
+    assert "more than one set of shards" in res.stderr and "1 shards: complete" in res.stderr
+    res = merge(out, "--shards", "2")
     assert res.returncode == 0, res.stderr
     assert "ignored 2 shard folders of another N (0-of-1, 0-of-5)" in res.stdout
     assert points(out) == points(graded["one"])
@@ -189,29 +194,36 @@ def without_shards(out: Path) -> dict[str, bytes]:
 
 
 def test_an_older_complete_set_is_not_merged_while_the_newer_is_unfinished(graded, tmp_path):
-    """Red team 2 F05/F06: last week's 2 shards (graded into the wrong gradebook column) are
-    complete, this week's 3 are not all done: the merge waits for this week's and names both sets;
-    the gradebook then comes from the merged set's own results, and shards of one set that name
-    different gradebooks are refused unless the merge names one."""
+    """Red team 2 F05/F06, and a set chosen by its run, not its clock: last week's 2 shards (graded
+    into the wrong gradebook column), their folders' clock an hour ahead and a ``0-of-2.saved`` copy
+    beside them, are complete; this run's 3 are not all done: the merge of this run waits for its own
+    and never takes the other set; the gradebook then comes from the merged set's own results, and
+    shards of one set that name different gradebooks are refused unless the merge names one."""
     subs, out = copy_class(graded, tmp_path)
     book = tmp_path / "gradebook.csv"
     book.write_bytes(lms_samples.canvas_gradebook([(f"Student, {f[:6]}", f.split("_")[1], "", "", "A")
                                                    for f in SOLS + BLANKS]))
-    last_week = time.time() - 7 * 24 * 3600
+    ahead = time.time() + 3600
     for k in range(2):
-        edit(out, k, lambda b: b["meta"].update(gradebook=[str(book), "Quiz 1 (4702)"]))
-        os.utime(out / "shards" / f"{k}-of-2", (last_week, last_week))
-    this_week = ("--gradebook", str(book), "--gradebook-column", "00 Toy (4700)")
+        edit(out, k, lambda b: b["meta"].update(gradebook=[str(book), "Quiz 1 (4702)"]) or b.update(
+            run="last-week", finished=ahead))
+        os.utime(out / "shards" / f"{k}-of-2", (ahead, ahead))
+    shutil.copytree(out / "shards" / "0-of-2", out / "shards" / "0-of-2.saved")
+    this_week = ("--gradebook", str(book), "--gradebook-column", "00 Toy (4700)", "--run-id", "this-week")
     grade(subs, out, "--shard", "0/3", *this_week)
-    res = merge(out)
+    res = merge(out, "--run-id", "this-week")
     assert res.returncode == 1 and nothing_written(out), res.stdout + res.stderr
-    assert "the shards started last, of 3, are not all done: missing 1, 2; the complete set of 2 " \
-        "(0-of-2, 1-of-2) is older" in res.stderr
+    assert "missing 2 of 3 shards: 1, 2 (run this-week)" in res.stderr
+    res = merge(out)                                         # no run named: both sets named, none merged
+    assert res.returncode == 2 and nothing_written(out), res.stdout + res.stderr
+    assert "run last-week, 2 shards: complete" in res.stderr and "run this-week, 3 shards: missing 1, 2" \
+        in res.stderr
     for k in (1, 2):
         grade(subs, out, "--shard", f"{k}/3", *this_week)
-    res = merge(out)
+    res = course_env("merge", str(out), "--no-similarity", env={"COURSE_RUN_ID": "this-week"})
     assert res.returncode == 0, res.stdout + res.stderr
     assert "ignored 2 shard folders of another N (0-of-2, 1-of-2)" in res.stdout
+    assert "left aside 1 folders" in res.stdout and "0-of-2.saved" in res.stdout
     assert points(out) == points(graded["one"])
     header = (out / "canvas_import.csv").read_text(encoding="utf-8-sig").splitlines()[0]
     assert header.endswith(",00 Toy (4700)"), header
@@ -292,6 +304,52 @@ def test_the_merge_waits_for_a_late_shard_and_stops_on_a_failed_one(graded, tmp_
     assert merging.end() == 3, merging.lines
     assert any("shard 1 of 2 failed for good" in line for line in merging.lines)
     assert sorted(p.name for p in out2.iterdir()) == ["shards"]
+
+
+def test_a_shard_killed_without_a_word_is_named_once_its_heartbeat_is_quiet(graded, tmp_path):
+    """A SIGKILL leaves no result and no ``failed``, only a heartbeat that no longer moves: ``merge
+    --wait`` names the shard (exit 3) once it has been quiet for --stale-after seconds of the merge's
+    own clock; a heartbeat that moves keeps it waiting, and the shard's result then merges."""
+    import threading
+    _, out = copy_class(graded, tmp_path)
+    folder = out / "shards" / "1-of-2"
+    held = tmp_path / "shard1.json"
+    shutil.move(folder / "shard.json", held)
+    beat = {"run": "", "shard": 1, "shards": 2, "host": "node-7", "pid": 4242, "beat": 9}
+    (folder / "heartbeat").write_text(json.dumps(beat))
+    os.utime(folder / "heartbeat", (time.time() + 3600,) * 2)     # its node's clock an hour ahead
+    t0 = time.monotonic()
+    res = merge(out, "--shards", "2", "--wait", "--poll", "0.2", "--stale-after", "2")
+    assert res.returncode == 3 and nothing_written(out), res.stdout + res.stderr
+    assert "shard 1 of 2 of the run without an id stopped without a word (no result, its heartbeat " \
+        "unchanged for 2 s" in res.stderr and "--shard 1/2" in res.stderr
+    assert time.monotonic() - t0 < 60
+    # a live shard: its heartbeat moves for longer than the window, then its result lands
+    stop = threading.Event()
+
+    def beating() -> None:
+        while not stop.wait(0.3):
+            beat["beat"] += 1
+            (folder / "heartbeat").write_text(json.dumps(beat))
+
+    thread = threading.Thread(target=beating, daemon=True)
+    thread.start()
+    merging = subprocess.Popen([sys.executable, "-m", "course", "merge", str(out), "--shards", "2", "--wait",
+                                "--poll", "0.2", "--stale-after", "2", "--no-similarity"], cwd=REPO,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=dict(os.environ, OMP_NUM_THREADS="1"))
+    try:
+        time.sleep(5)
+        assert merging.poll() is None, merging.communicate()
+        stop.set()
+        thread.join()
+        shutil.move(held, folder / "shard.json")
+        stdout, stderr = merging.communicate(timeout=300)
+    finally:
+        stop.set()
+        merging.kill()
+    assert merging.returncode == 0, stdout + stderr
+    assert points(out) == points(graded["one"])
 
 
 # ---------------------------------------------------------------- the cache

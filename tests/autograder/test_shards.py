@@ -409,3 +409,53 @@ def test_kubernetes_indexed_job_renders_with_the_sandboxs_privileges(graded):
     assert merge_job["spec"]["activeDeadlineSeconds"] > spec["activeDeadlineSeconds"]
     assert sorted(p.name for p in (graded["sharded"] / "shards").iterdir()) == \
         [".seal-key", "0-of-3", "1-of-3", "2-of-3"]
+
+
+def test_slurm_a_cancelled_task_requeued_lets_the_merge_run(slurm, tmp_path):
+    """One task of the array cancelled while it grades, then requeued: it completes, and the merge
+    (afterany, its run's shards only, waiting while the task is back in the queue) runs and merges;
+    with afterok it stayed PENDING (DependencyNeverSatisfied) for ever."""
+    import time
+    os.chmod(tmp_path, 0o755)
+    subs = tmp_path / "class"
+    subs.mkdir()
+    for i in range(2):
+        (subs / f"sol{i}_1010{i}_2000{i}_toy.ipynb").write_bytes(hostile.SOLUTION.read_bytes())
+        (subs / f"blank{i}_1020{i}_2010{i}_toy.ipynb").write_bytes(hostile.BLANK.read_bytes())
+    out = tmp_path / "out"
+    res = run("-m", "course", "slurm", str(out), str(subs), "--shards", "2", "--assignment",
+              str(hostile.FIXTURE),
+              "--workers", "1", "--memory", "1.5", "--no-similarity", "--stale-after", "300", "--submit",
+              env={"SLURM_CONF": slurm["SLURM_CONF"]})
+    assert res.returncode == 0, res.stdout + res.stderr
+    jobs = dict(line.split() for line in (out / "slurm" / "jobs.txt").read_text().splitlines())
+    task = f"{jobs['array']}_1"
+
+    def slurm_cmd(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(list(args), env=slurm, capture_output=True, text=True)
+
+    deadline = time.monotonic() + 300          # task 1 grading: running, its heartbeat written
+    while not (slurm_cmd("squeue", "-h", "-j", task, "-o", "%T").stdout.strip() == "RUNNING"
+               and (out / "shards" / "1-of-2" / "heartbeat").exists()):
+        assert time.monotonic() < deadline, slurm_cmd("squeue", "-h").stdout
+        time.sleep(0.5)
+    assert slurm_cmd("scancel", task).returncode == 0
+    while slurm_cmd("squeue", "-h", "-j", task, "-o", "%T").stdout.strip():
+        assert time.monotonic() < deadline
+        time.sleep(0.5)
+    requeued = slurm_cmd("scontrol", "requeue", task)
+    assert requeued.returncode == 0, requeued.stdout + requeued.stderr
+    deadline = time.monotonic() + 900
+    while slurm_cmd("squeue", "-h").stdout.strip():
+        assert time.monotonic() < deadline, slurm_cmd("squeue", "-h", "-o", "%i %T %r").stdout
+        time.sleep(2)
+    logs = {p.name: p.read_text(errors="replace")[-4000:] for p in (out / "slurm" / "logs").glob("*.out")}
+    shown = slurm_cmd("scontrol", "-o", "show", "job", jobs["merge"]).stdout
+    assert "JobState=COMPLETED" in shown, (shown, logs)
+    assert "merged 2 shards" in logs["merge.out"], logs
+    rows = {r["file"]: r for r in csv.DictReader(io.StringIO((out / "grades.csv").read_text()))}
+    assert {f: float(r["total_points_earned"]) for f, r in rows.items()} == {
+        f.name: (5.0 if f.name.startswith("sol") else 0.0) for f in subs.iterdir()}
+    for k in range(2):
+        body = json.loads((out / "shards" / f"{k}-of-2" / "shard.json").read_text())["body"]
+        assert body["run"] == f"slurm-{jobs['array']}"

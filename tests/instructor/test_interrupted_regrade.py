@@ -1,7 +1,8 @@
 """Red team 2 F11: a re-grade stopped half-way (Ctrl-C, the OOM killer, a Slurm time limit) leaves
 the finished week as it was. ``course grade`` writes into ``OUT/.staging-PID`` and swaps its outputs
-in at the end (:func:`autograder.workspace.swap_outputs`); until then every file of the previous run,
-the hand-grade ledger first of all, stays where ``course mark`` and ``course manual`` read it.
+in at the end by one rename of a pointer (:mod:`autograder.outdir`); until then every file of the
+previous run, the hand-grade ledger first of all, stays where ``course mark`` and ``course manual``
+read it.
 """
 from __future__ import annotations
 
@@ -28,7 +29,17 @@ def course(*args: str) -> list[str]:
 
 
 def files_of(out: Path) -> dict[str, bytes]:
-    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    """What OUT shows a plain reader: its files by their documented names, through the links into
+    its grading (the gradings themselves, the pointer and the staging folders are hidden folders)."""
+    found = {}
+    for folder, dirs, files in os.walk(out, followlinks=True):
+        if Path(folder) == out:
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            files = [f for f in files if not f.startswith(".") and os.path.exists(out / f)]
+        for f in files:
+            p = Path(folder) / f
+            found[p.relative_to(out).as_posix()] = p.read_bytes()
+    return dict(sorted(found.items()))
 
 
 @pytest.mark.e2e

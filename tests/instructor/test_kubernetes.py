@@ -114,3 +114,48 @@ def test_an_old_or_malformed_version_is_refused(capsys):
             kubernetes.main(["/o", "/x.zip", "--shards", "2", "--assignment", "08_causal", "--image", "i",
                              "--kubernetes-version", bad])
         assert "--kubernetes-version" in capsys.readouterr().err
+
+
+def test_a_shard_pod_stopped_by_its_deadline_passes_sigterm_on_and_marks_its_last_attempt(tmp_path):
+    """The pod's script as the container's PID 1 (a new PID namespace): the kernel gives PID 1 no
+    signal it has no handler for, so SIGTERM (a deadline, an eviction) must be passed on by the
+    script: the stand-in grader gets it, stops through its clean-up, and the last attempt's
+    ``failed`` holds its exit code."""
+    import shutil
+    import signal
+    import time
+
+    import psutil
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("needs root and unshare (a PID namespace)")
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\n"
+                    'echo "$@" > "$MARKS/started"\n'
+                    "trap 'echo cleaned > \"$MARKS/cleaned\"; exit 143' TERM\n"
+                    "while :; do sleep 0.1; done\n")
+    fake.chmod(0o755)
+    out, folder = tmp_path / "out", tmp_path / "k8s"
+    kubernetes.main([str(out), "/x.zip", "--shards", "3", "--assignment", "08_causal", "--image", "i",
+                     "--python", str(fake), "--repo", str(tmp_path), "--write-to", str(folder),
+                     "--run-id", "run-7"])
+    (grade, _) = list(yaml.safe_load_all((folder / "grade.yaml").read_text()))
+    (box,) = grade["spec"]["template"]["spec"]["containers"]
+    run = next(e["value"] for e in box["env"] if e["name"] == "COURSE_RUN_ID")
+    env = dict(os.environ, JOB_COMPLETION_INDEX="2", COURSE_INDEX_FAILURES="1", MARKS=str(marks),
+               COURSE_RUN_ID=run)
+    pod = subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", *box["command"]], env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while not (marks / "started").exists():
+            assert time.monotonic() < deadline and pod.poll() is None
+            time.sleep(0.05)
+        assert "--run-id run-7 --shard 2/3" in (marks / "started").read_text()
+        (init,) = psutil.Process(pod.pid).children()          # PID 1 of the pod's namespace
+        os.kill(init.pid, signal.SIGTERM)
+        assert pod.wait(timeout=30) == 143
+    finally:
+        pod.kill()
+    assert (marks / "cleaned").read_text().strip() == "cleaned"
+    assert (out / "shards" / "2-of-3" / "failed").read_text().strip() == "143"

@@ -354,10 +354,14 @@ def test_merge_fills_grades_totals_and_feedback_and_blank_cells_keep_grades(grad
 
 def test_a_filled_in_manual_csv_is_kept_by_the_next_run(graded):
     out, _ = graded
-    assert handgrading.set_aside_filled(out) is None and not (out / "manual.csv").exists()  # untouched: gone
+    # untouched: not kept (the next run's swap replaces it; nothing here changes what OUT reads)
+    assert handgrading.set_aside_filled(out) is None and not (out / "manual-1.csv").exists()
     (out / "manual.csv").write_text("file,id,q4,comment\na.ipynb,,1,\n")
+    assert handgrading.set_aside_filled(out, dry_run=True) == out / "manual-1.csv"
+    assert not (out / "manual-1.csv").exists()
     assert handgrading.set_aside_filled(out) == out / "manual-1.csv"
     assert (out / "manual-1.csv").read_text() == "file,id,q4,comment\na.ipynb,,1,\n"
+    assert (out / "manual.csv").exists()
 
 
 # ---------------------------------------------------------------- gradebooks
@@ -784,7 +788,7 @@ def test_a_regrade_prefills_manual_csv_and_an_untouched_one_goes_next_time(tmp_p
     out.mkdir()
     report.write_all(out, asg, _week_results({alice: "a" * 64, bob: "b" * 64}), META)
     manual.merge(out, _fill(tmp_path / "f.csv", [["file", "q4", "comment"], [alice, "0.5", "=Nice"]]))
-    assert handgrading.set_aside_filled(out) is None          # the untouched template: removed
+    assert handgrading.set_aside_filled(out) is None          # the untouched template: not kept
     report.write_all(out, asg, _week_results({alice: "a" * 64, bob: "c" * 64}), META)
     manual.reapply(out)
     assert manual.prefill(out) == [f"{out / 'manual.csv'} holds the 1 hand grades given back: fill in the "
@@ -797,7 +801,7 @@ def test_a_regrade_prefills_manual_csv_and_an_untouched_one_goes_next_time(tmp_p
     copy.write_bytes((out / "manual.csv").read_bytes())
     manual.merge(out, copy)
     assert "Comment: =Nice" in (out / "feedback" / f"{inputs.safe_stem(alice)}.md").read_text()
-    assert handgrading.set_aside_filled(out) is None and not (out / "manual.csv").exists()
+    assert handgrading.set_aside_filled(out) is None and not (out / "manual-1.csv").exists()
     # one a TA changed after it was pre-filled is set aside, never removed
     report.write_all(out, asg, _week_results({alice: "a" * 64, bob: "c" * 64}), META)
     manual.prefill(out)
