@@ -83,3 +83,20 @@ def verdict(cells: list[str], template: list[str] | None, rules: dict[str, Any] 
         return None
     line = f" (in the line `{found[0].line[:100]}`)" if found[0].line else ""
     return MARK + rules["hint"].replace("{name}", found[0].shown) + line + "."
+
+
+def held(cells: list[str], template: list[str] | None, rules: dict[str, Any] | None,
+         question: str = "this question") -> list[str]:
+    """Why the reading cannot tell whole what the question's definitions use (a notebook-level
+    object they read that other code may change under another name, an attribute stored onto an
+    object reached other than by a name): each a line of the row's ``suspicious code`` status, which
+    holds its points, as earned, for a person. Empty when the question has no rules or all is read."""
+    if not rules:
+        return []
+    from course.rules import Exercise, exercise_held
+
+    exercise = Exercise(names=tuple(rules["names"]), pieces=tuple(rules.get("pieces", ())),
+                        calls=tuple(rules.get("calls", ())), given=tuple(rules.get("given", ())),
+                        methods=tuple(rules.get("methods", ())))
+    names = ", ".join(exercise.names)
+    return [f"{question} ({names}) {why}" for why in exercise_held(cells, exercise, template)]

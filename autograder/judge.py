@@ -208,6 +208,20 @@ def barred_questions(t: handles.Transport, tests: Tests) -> dict[str, str | None
     return barred
 
 
+def held_questions(t: handles.Transport, tests: Tests, barred: dict[str, str | None]) -> list[str]:
+    """What the rules cannot read whole in the definitions of each question they do not bar (a
+    barred one has lost its points already): lines of the row's ``suspicious code`` status, which
+    holds the row's points, as earned, for a person to read."""
+    found: list[str] = []
+    seen: set[str] = set()
+    for test, _i, _case in tests.cases:
+        q = test["question"]
+        if q not in seen and not barred.get(q):
+            seen.add(q)
+            found += exercise_rules.held(t.cells(), t.template(), test.get("rules"), q)
+    return found
+
+
 def run_tests(t: PipeTransport, tests: list[dict], case_timeout: float, report: Any) -> None:
     """Load the test files and run every case (:func:`run_cases`)."""
     run_cases(t, load_tests(tests), case_timeout, report)
@@ -328,9 +342,9 @@ def judge_main(job: dict, report_fd: int, go_fd: int, requests_fd: int, answers_
     only = job.get("only")
     tests = tests.only([str(q) for q in only] if type(only) is list else None)
     cells, checks, odd, by_index = notebook_cells(job["staging"], given)
-    report({"t": "notebook", "checks": checks, "suspicious": odd})
     t = PipeTransport(requests_fd, answers_fd, cells, given, by_index)
     barred = barred_questions(t, tests)
+    report({"t": "notebook", "checks": checks, "suspicious": odd + held_questions(t, tests, barred)})
     if os.read(go_fd, 1) != b"g":
         return 0
     os.close(go_fd)

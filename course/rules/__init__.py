@@ -67,6 +67,8 @@ from .exercise import Exercise, Use
 from .exercise import unread as exercise_unread
 from .exercise import uses as exercise_uses
 from .runtime import Watch, forbidden_modules
+from .whole import held as exercise_held
 
-__all__ = ["static_uses", "suspicious", "exercise_uses", "exercise_unread", "Exercise", "Use", "Watch",
-           "forbidden_modules", "FORBIDDEN_NAMES", "ALLOWED_MODULES", "DUNDER_ATTRIBUTES", "SPECIAL_METHODS"]
+__all__ = ["static_uses", "suspicious", "exercise_uses", "exercise_unread", "exercise_held", "Exercise",
+           "Use", "Watch", "forbidden_modules", "FORBIDDEN_NAMES", "ALLOWED_MODULES", "DUNDER_ATTRIBUTES",
+           "SPECIAL_METHODS"]

@@ -116,11 +116,12 @@ def test_the_rewrites_keep_the_maths():
 def test_the_rules_find_nothing_in_any_correct_alternative(name):
     """Read as the judge reads a submission (autograder/judge.py: the setup cell the blank's, the
     cells that run, each question's rules): no finding at all over the correct suite, neither a
-    question's own rules nor anything held as suspicious. Seconds, without grading."""
+    question's own rules nor anything held as suspicious, nor a form the rules cannot read whole
+(:func:`autograder.exercise_rules.held`). Seconds, without grading."""
     import nbformat
 
+    from autograder.exercise_rules import held, verdict
     from autograder.exercise_rules import load as load_rules
-    from autograder.exercise_rules import verdict
     from autograder.notebook import read_notebook, setup_cell
     from course.rules import suspicious
 
@@ -135,6 +136,7 @@ def test_the_rules_find_nothing_in_any_correct_alternative(name):
         sources = [c["source"] for c in cells if not c["ignore"]]
         said = suspicious([c["source"] for c in cells], [c["index"] for c in cells], template)
         said += [f"{q}: {v}" for q, r in rules.items() if (v := verdict(sources, template, r, q))]
+        said += [h for q, r in rules.items() for h in held(sources, template, r, q)]     # no row held
         if said:
             found[stem] = said
     assert not found, found
