@@ -272,6 +272,38 @@ def _img(out: Path, path: str, alt: str, budget: _Budget) -> str:
     return f"<img alt='{html.escape(alt, quote=True)}' src='data:image/png;base64,{b64}'>"
 
 
+def content_key(where: Path, answer: dict | None, figures: list[tuple[int, str]]) -> str:
+    """One answer's content, as the grader read it: a SHA-256 of its cells' types and sources (in
+    order; not their numbers, so a cell added above moves nothing) and of every image it shows (the
+    figures its code cells drew under the grader, files under ``where``, and the images saved in a
+    skipped cell). A hand grade follows this key across re-uploads (:func:`instructor.manual.match`):
+    an answer whose key is unchanged is graded. "" for an answer not found (nothing to compare:
+    a notebook that could not be read is no unchanged answer)."""
+    if not isinstance(answer, dict) or not answer.get("found"):
+        return ""
+    drawn: dict[int, list[str]] = {}
+    for cell, path in figures:
+        drawn.setdefault(cell, []).append(path)
+
+    def image(path: str) -> str:
+        target = (where / path).resolve()
+        try:         # a figure that cannot be read is no figure the grader saw: it counts as changed
+            if where.resolve() in target.parents:
+                return hashlib.sha256(target.read_bytes()).hexdigest()
+        except OSError:
+            pass
+        return "missing"
+
+    parts: list[object] = []
+    for c in answer.get("cells", []):
+        shown = [image(str(o["figure"])) for o in c.get("saved", []) if isinstance(o, dict) and "figure" in o]
+        if not c.get("skipped") and type(c.get("cell")) is int:
+            shown += [image(p) for p in drawn.get(c["cell"], [])]
+        parts.append([str(c.get("type", "")), str(c.get("source", "")), bool(c.get("unanswered")), shown])
+    parts.append(int(answer.get("more") or 0))
+    return hashlib.sha256(json.dumps(parts, ensure_ascii=True).encode("ascii")).hexdigest()
+
+
 def answer_html(out: Path, q: str, r: Result, row: int | None, points: float, name: str = "",
                 given: float | None = None, anonymous: str | None = None) -> str:
     """One submission's answer to ``q``; ``row``: its row in manual.csv, or None where the reader
@@ -388,11 +420,12 @@ def write_page(path: Path, out_dir: Path, name: str, q: str, points: float, prom
 
 
 def rewrite_pages(out: Path, spec: dict, results: list[Result], given: dict[tuple[str, str], float],
-                  names: StudentNames = NO_NAMES) -> dict[Path, Path]:
+                  names: StudentNames = NO_NAMES, parts: Path | None = None) -> dict[Path, Path]:
     """Every ``manual/<question>.html`` again, showing the hand grades ``given`` ({(file,
     question): points}), from the folder alone (``questions.json`` holds the prompts): each page is
-    written to a temporary file beside it; {page: its temporary file}, for the caller to rename
-    with the rest (:func:`instructor.manual.write_all`)."""
+    written to a temporary file beside it, or where :func:`autograder.outdir.part` says for the
+    output folder ``parts`` (``out`` a grading of it, never written); {page: its temporary file},
+    for the caller to rename with the rest (:func:`instructor.manual.write_all`)."""
     made: dict[Path, Path] = {}
     for q in spec.get("questions", []):
         if not q.get("manual"):
@@ -400,7 +433,8 @@ def rewrite_pages(out: Path, spec: dict, results: list[Result], given: dict[tupl
         page = out / "manual" / f"{q['name']}.html"
         if not page.parent.is_dir():
             continue
-        tmp = page.with_name(f".{page.name}.{os.getpid()}.part")
+        tmp = (page.with_name(f".{page.name}.{os.getpid()}.part") if parts is None
+               else outdir.part(parts, f"manual-{page.name}"))
         made[page] = tmp
         try:
             write_page(tmp, out, str(spec.get("assignment", "")), q["name"], float(q["points"]),

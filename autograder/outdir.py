@@ -40,6 +40,7 @@ PREVIOUS = ".previous"          # the grading before it, kept until the next swa
 VERSIONS = ".gradings"          # every grading, each in a folder of its own
 STAGING_PREFIX = ".staging-"    # OUT/.staging-PID[-edit]: a grading being written
 LINK_PREFIX = ".link-"          # OUT/.link-PID-NAME: a link made beside its place, then renamed
+PART_PREFIX = ".part-"          # OUT/.part-PID-NAME: a file written before OUT's grading is copied
 MADE_OUT = ".made-out"          # in a staging folder: its run created OUT itself
 KEPT = ("shards", "cache")      # never part of a grading (nor the ledger, hand_grades*)
 
@@ -48,7 +49,7 @@ _seq = itertools.count()
 
 
 def _kept(name: str) -> bool:
-    return name in KEPT or name.startswith(("hand_grades", STAGING_PREFIX, LINK_PREFIX)) \
+    return name in KEPT or name.startswith(("hand_grades", STAGING_PREFIX, LINK_PREFIX, PART_PREFIX)) \
         or name in (CURRENT, PREVIOUS, VERSIONS)
 
 
@@ -109,9 +110,10 @@ def begin(out: Path, suffix: str = "") -> Path:
     for old in out.glob(STAGING_PREFIX + "*"):
         if not _alive_owner(old.name.removeprefix(STAGING_PREFIX)):
             shutil.rmtree(old, ignore_errors=True)
-    for old in out.glob(LINK_PREFIX + "*"):
-        if not _alive_owner(old.name.removeprefix(LINK_PREFIX)):
-            _remove(old)
+    for prefix in (LINK_PREFIX, PART_PREFIX):
+        for old in out.glob(prefix + "*"):
+            if not _alive_owner(old.name.removeprefix(prefix)):
+                _remove(old)
     staging = out / f"{STAGING_PREFIX}{os.getpid()}{suffix}"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
@@ -164,6 +166,18 @@ def editing(out: Path) -> Iterator[Path]:
             _publish(staging, Path(out))
         finally:
             discard(staging)
+
+
+def part(out: Path, name: str) -> Path:
+    """Where to write, before :func:`editing` begins, a file that will be renamed into OUT's
+    grading: never inside the grading itself (a published grading is never written, and the copy
+    :func:`editing` makes of it would carry the file along), so ``OUT/.part-PID-NAME``, removed by
+    the next run if this one dies; in the staging folder while this process writes OUT's grading
+    there (:func:`staged`: removed with it), in a folder of the older layout, ``out`` itself."""
+    out = Path(out)
+    if os.path.islink(out / CURRENT) and not (_pins and os.path.realpath(out) in _pins):
+        return out / f"{PART_PREFIX}{os.getpid()}-{name}"
+    return resolve(out) / f".{name}.{os.getpid()}.part"
 
 
 def write_files(out: Path, files: dict[Path, bytes | None]) -> None:

@@ -59,6 +59,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from . import outdir
 from .similarity_fingerprints import (
     COMMON,
     COMMON_MIN,
@@ -81,6 +82,7 @@ from .similarity_report import (
     csv_text,
     html_section,
     patch_report,
+    patched_report,
     write_csv,
 )
 from .similarity_scoring import (
@@ -265,7 +267,8 @@ def run(out: Path, threshold: float = THRESHOLD) -> tuple[list[Flag], float]:
     """Compare a graded folder's submissions; write similarity.csv and the report's section."""
     from .assignment import AssignmentError, load
     t0 = time.monotonic()
-    name, subs = read_folder(out)
+    where = outdir.resolve(out)       # one grading, read whole whatever swap happens meanwhile
+    name, subs = read_folder(where)
     try:
         course_code = load(name).given_code
     except AssignmentError:
@@ -273,8 +276,15 @@ def run(out: Path, threshold: float = THRESHOLD) -> tuple[list[Flag], float]:
     master = master_answers(name)
     flags = compare(subs, course_code, master, threshold)
     seconds = time.monotonic() - t0
-    write_csv(out, flags)
-    patch_report(out / "report.html", html_section(flags, threshold, seconds, len(subs), master is not None))
+    # published as a change of OUT's grading, never written through its links: the files are hard
+    # links shared with the grading kept as .previous (in a staging folder: written in place)
+    files: dict[Path, bytes | None] = {out / "similarity.csv": csv_text(flags).encode("utf-8", "replace")}
+    report = where / "report.html"
+    if report.is_file():
+        section = html_section(flags, threshold, seconds, len(subs), master is not None)
+        text = patched_report(report.read_text(encoding="utf-8"), section)
+        files[out / "report.html"] = text.encode("utf-8")
+    outdir.write_files(out, files)
     return flags, seconds
 
 

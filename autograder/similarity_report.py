@@ -122,13 +122,15 @@ def patch_report(report: Path, section: str) -> bool:
     """Put ``section`` in place of the report's similarity section (or before its end)."""
     if not report.is_file():
         return False
-    text = report.read_text(encoding="utf-8")
+    report.write_text(patched_report(report.read_text(encoding="utf-8"), section), encoding="utf-8")
+    return True
+
+
+def patched_report(text: str, section: str) -> str:
+    """The report's text with ``section`` in place of its similarity section (or before its end)."""
     a, b = text.find(BEGIN_MARK), text.find(END_MARK)
     if a >= 0 and b > a:
-        text = text[:a] + section + text[b + len(END_MARK):]
-    else:
-        cut = text.rfind("</body>")
-        text = (text[:cut] + section + text[cut:]) if cut >= 0 else text + section
-    report.write_text(text, encoding="utf-8")
-    return True
+        return text[:a] + section + text[b + len(END_MARK):]
+    cut = text.rfind("</body>")
+    return (text[:cut] + section + text[cut:]) if cut >= 0 else text + section
 

@@ -110,20 +110,41 @@ class Folder:
         self.manual_qs = {q["name"]: float(q["points"]) for q in self.spec["questions"] if q["manual"]}
         self.header, self.body = grades[0], grades[1:]
         self.files = [cell_text(r[0]) for r in self.body]
-        self.stems: dict[str, str] = {}
-        self.shas: dict[str, str] = {}
-        for p in sorted((self.where / "results").glob("*.json")):
-            try:
-                doc = json.loads(p.read_text(encoding="utf-8"))
-                self.stems[doc["file"]] = p.stem
-                self.shas[doc["file"]] = str(doc.get("sha256") or "")
-            except (OSError, ValueError, KeyError, TypeError):
-                continue
+        self.stems, self.shas, self.contents = read_results(self.where, list(self.manual_qs))
         self.status = {f: r[self.header.index("grading_status")] if "grading_status" in self.header else ""
                        for f, r in zip(self.files, self.body, strict=True)}
 
     def sha(self, i: int) -> str:
         return self.shas.get(self.files[i], "")
+
+    def content(self, i: int, q: str) -> str:
+        """Row ``i``'s answer to ``q`` as a content key (:func:`autograder.handgrading.content_key`)."""
+        return self.contents.get(self.files[i], {}).get(q, "")
+
+    def content_keys(self) -> dict[Key, str]:
+        """Every row's answers as the ledger notes them: {(sha256, file, question): content key}."""
+        return {(self.sha(i), f, q): self.content(i, q) for i, f in enumerate(self.files)
+                for q in self.manual_qs if self.sha(i)}
+
+
+def read_results(where: Path, questions: list[str]
+                 ) -> tuple[dict[str, str], dict[str, str], dict[str, dict[str, str]]]:
+    """A grading folder's results: {file: stem}, {file: sha256}, {file: {question: content key}}."""
+    stems: dict[str, str] = {}
+    shas: dict[str, str] = {}
+    contents: dict[str, dict[str, str]] = {}
+    for p in sorted((where / "results").glob("*.json")):
+        try:
+            doc = json.loads(p.read_text(encoding="utf-8"))
+            file = doc["file"]
+            stems[file] = p.stem
+            shas[file] = str(doc.get("sha256") or "")
+            answers = doc.get("manual_answers") or {}
+            figures = [(int(f["cell"]), str(f["file"])) for f in doc.get("figures") or []]
+            contents[file] = {q: handgrading.content_key(where, answers.get(q), figures) for q in questions}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+    return stems, shas, contents
 
 
 def load_ledger(out: Path) -> dict[Key, dict]:
@@ -141,6 +162,7 @@ def load_ledger(out: Path) -> dict[Key, dict]:
         ledger.close()
 
 
+ANSWER_CHANGED = "the answer changed since it was graded"
 LATE = re.compile(r"(?i)[_\-\s]late(?=[_\-\s.]|$)")
 
 
@@ -179,6 +201,7 @@ def match(folder: Folder, ledger: dict[Key, dict]
             applied[(i, q)] = entry
         else:
             rest.append(key)
+    waiting: list[Key] = []
     for key in rest:
         sha, file, q = key
         if q not in folder.manual_qs and q != COMMENT:
@@ -189,11 +212,35 @@ def match(folder: Folder, ledger: dict[Key, dict]
         if len(same) == 1 and (same[0], q) not in applied:
             applied[(same[0], q)] = ledger[key]                       # the same notebook, renamed
             continue
+        waiting.append(key)
+    # a re-upload: the grade follows the answer, not the file. The latest grade of an answer whose
+    # content is unchanged comes back; a row's own comment speaks of the whole notebook, so it waits
+    waiting.sort(key=lambda k: str(ledger[k].get("when", "")), reverse=True)
+    for key in waiting:
+        sha, file, q = key
+        content = str(ledger[key].get("content") or "")
+        if q == COMMENT or not content:
+            continue
+        i = by_file.get(file)
+        rows = [i] if i is not None else [j for j in range(len(folder.files))
+                                          if same_student(folder.files[j], file)]
+        same = [j for j in rows if folder.content(j, q) == content]
+        if len(same) == 1 and (same[0], q) not in applied:
+            applied[(same[0], q)] = ledger[key]
+    for key in waiting:
+        sha, file, q = key
+        if any(e is ledger[key] for e in applied.values()):
+            continue
+        copies = by_sha.get(sha, []) if sha else []
+        same = [j for j in copies if same_student(folder.files[j], file)]
         i = by_file.get(file)
         if i is not None and (i, q) in applied:
             continue                                                  # graded again since
         if i is not None:
-            missed.append(("the notebook changed since it was graded", key))
+            was = str(ledger[key].get("content") or "")
+            changed = q != COMMENT and bool(was) and folder.content(i, q) != was
+            missed.append((ANSWER_CHANGED if changed
+                           else "the notebook changed since it was graded", key))
         elif copies and not same:
             missed.append(("not in this run (its notebook is another student's row now: not given to them)",
                            key))
@@ -380,7 +427,8 @@ def _apply(folder: Folder, ledger: dict[Key, dict], plan: Plan) -> tuple[int, li
     except lms.GradebookError:
         book = None
     names = lms.student_names(book) if book is not None and book.exists() else NO_NAMES
-    pages = handgrading.rewrite_pages(folder.where, folder.spec, load_results(folder.where), given, names)
+    pages = handgrading.rewrite_pages(folder.where, folder.spec, load_results(folder.where), given, names,
+                                      parts=folder.out)
     plan.files.update({folder.out / page.relative_to(folder.where): tmp for page, tmp in pages.items()})
     return complete, missed, sum(1 for (_i, q) in applied if q != COMMENT)
 
@@ -402,6 +450,7 @@ def merge_plan(out: Path, filled: Path, force: bool = False) -> Plan:
     plan = Plan(out, ledger)
     try:
         ledger.begin()
+        ledger.note_contents(folder.content_keys())     # the answers graded now: a re-grade follows them
         baseline = ledger.baseline()
         current = ledger.entries()
         applied, _missed = match(folder, current)
@@ -454,6 +503,19 @@ def merge_plan(out: Path, filled: Path, force: bool = False) -> Plan:
     return plan
 
 
+def _previous_contents(out: Path, folder: Folder) -> dict[Key, str]:
+    """The answers of OUT's grading as published, when the one read now is another (a re-grade
+    writing its new grading): {(sha256, file, question): content key}; {} otherwise."""
+    try:
+        previous = out / os.readlink(out / outdir.CURRENT)
+    except OSError:
+        return {}
+    if not previous.is_dir() or previous.resolve() == folder.where.resolve():
+        return {}
+    _stems, shas, contents = read_results(previous, list(folder.manual_qs))
+    return {(shas[f], f, q): k for f, keys in contents.items() for q, k in keys.items() if shas.get(f)}
+
+
 def _key(entry: dict | Key) -> Key:
     """The ledger's key of an entry :func:`match` applied (or a key already)."""
     if isinstance(entry, tuple):
@@ -464,10 +526,23 @@ def _key(entry: dict | Key) -> Key:
 def reapply_plan(out: Path, exported: bool = False) -> Plan | None:
     """After a re-grade: the ledger's hand grades given back to the rows with the same content;
     None when the folder has no ledger (``exported``: an export, not a re-grade, says so)."""
-    ledger = load_ledger(out)
+    try:
+        book = Ledger.existing(out)
+    except LedgerError as exc:
+        raise ManualError(str(exc)) from None
+    if book is None:
+        return None
+    try:
+        folder = Folder(out)
+        # the grading being replaced first: what the hand grades were given to, for a ledger whose
+        # answers were never noted (made before it noted them); then this grading's answers
+        book.note_contents(_previous_contents(out, folder))
+        book.note_contents(folder.content_keys())
+        ledger = book.entries()
+    finally:
+        book.close()
     if not ledger:
         return None
-    folder = Folder(out)
     plan = Plan(out)
     _complete, missed, n = _apply(folder, ledger, plan)
     applied, _ = match(folder, ledger)
@@ -482,6 +557,12 @@ def reapply_plan(out: Path, exported: bool = False) -> Plan | None:
     if renamed:
         line += "; given to a renamed row of the same student: " + ", ".join(
             f"{old} -> {new}" for old, new in renamed)
+    # the answers of re-uploaded notebooks: a grade follows an answer whose content is unchanged
+    carried = sum(1 for (i, q), e in applied.items() if q != COMMENT and e["sha256"] != folder.sha(i))
+    changed = sum(1 for why, _key in missed if why == ANSWER_CHANGED)
+    if carried or changed:
+        line += (f"; kept {carried} hand grades of {carried} answers whose content is unchanged; "
+                 f"{changed} answers changed and wait for a hand grade")
     if missed:
         reasons: dict[str, list[str]] = {}
         for why, (_sha, file, q) in missed:
@@ -661,7 +742,7 @@ def _feedback(folder: Folder, body: list[list[str]], comments: dict[int, str],
 
 
 def export_plan(out: Path, filled: Path | None = None, book: Path | None = None,
-                column: str | None = None, force: bool = False) -> Plan:
+                column: str | None = None, force: bool = False, export_partial: bool = False) -> Plan:
     """Everything hand grading writes, from the ledger (with ``filled`` merged into it first):
     grades.csv, the feedback, the pages, canvas_feedback.zip and, with a gradebook, the LMS import
     and lms.json; checked and computed, nothing written yet (:meth:`Plan.finish` writes it). A
@@ -677,7 +758,8 @@ def export_plan(out: Path, filled: Path | None = None, book: Path | None = None,
             plan.files[made[0]] = made[1]
             plan.lines += made[2]
         if book is not None:
-            dest, data, lines = lms.render(out, book, column, plan.table or None, plan.files)
+            dest, data, lines = lms.render(out, book, column, plan.table or None, plan.files,
+                                           export_partial=export_partial)
             plan.files[dest] = data
             plan.lines += lines
             doc = {"gradebook": str(book.resolve()), "gradebook_column": column}
@@ -718,6 +800,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--force", action="store_true",
                    help="merge cells whose answer someone changed since the CSV was made, or whose "
                         "notebook was re-uploaded since (refused otherwise)")
+    p.add_argument("--export-partial", action="store_true",
+                   help="export rows whose hand grading is not done with their automatic points only "
+                        "(default: held, their gradebook cells left as they are)")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
     written: list[Plan] = []
     try:
@@ -729,7 +814,7 @@ def main(argv: list[str] | None = None) -> int:
             column = args.gradebook_column
         if args.filled is None and book is None:
             p.error("give FILLED.csv, --gradebook, or both (DIR has no gradebook of its grading run)")
-        plan = export_plan(args.out, args.filled, book, column, args.force)
+        plan = export_plan(args.out, args.filled, book, column, args.force, args.export_partial)
         written.append(plan)
         plan.finish()
     except StaleFiles as exc:
