@@ -63,6 +63,7 @@ class Gradebook:
 
     path: Path
     column: str | None = None
+    export_partial: bool = False        # rows whose hand grading is not done: exported, not held
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -42,6 +42,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--gradebook-column", default=None, metavar="TEXT",
                    help="the gradebook's column for this assignment (its title, part of it, or its "
                         "Canvas id; default: the one whose title names the assignment)")
+    p.add_argument("--export-partial", action="store_true",
+                   help="export rows whose hand grading is not done with their automatic points "
+                        "only (default: held, their gradebook cells left as they are)")
     return p
 
 
@@ -49,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     """``course grade``: returns 0 when the batch finished (whatever the scores), 2 on bad input."""
     p = parser()
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
-    book = None if args.gradebook is None else Gradebook(args.gradebook, args.gradebook_column)
+    book = (None if args.gradebook is None
+            else Gradebook(args.gradebook, args.gradebook_column, args.export_partial))
     try:
         return grade_class(engine.config_from(args, p), book)
     except (GradingError, lms.GradebookError) as exc:
@@ -108,7 +112,8 @@ def after_grading(outcome: api.Outcome, gradebook: Gradebook | None) -> int:
         return 2
     if book is not None:
         try:
-            for line in lms.export(outcome.out, book, column):
+            partial = gradebook.export_partial if gradebook else False
+            for line in lms.export(outcome.out, book, column, partial):
                 print(line)
         except lms.GradebookError as exc:
             print(f"course grade: {exc}", file=sys.stderr)
@@ -134,6 +139,7 @@ def merge_main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-similarity", action="store_true", help="no similarity flags")
     p.add_argument("--gradebook", type=Path, default=None, help="as for course grade")
     p.add_argument("--gradebook-column", default=None, metavar="TEXT", help="as for course grade")
+    p.add_argument("--export-partial", action="store_true", help="as for course grade")
     p.add_argument("--shards", type=int, default=None, metavar="N",
                    help="merge the N shards OUT/shards/K-of-N (default: those of the run, see --run-id)")
     p.add_argument("--wait", action="store_true",
@@ -166,14 +172,15 @@ def merge_main(argv: list[str] | None = None) -> int:
         print(f"course merge: {exc}", file=sys.stderr)
         return exc.exit_code
     merged.notes[:0] = chosen.notes
-    gradebook = None if args.gradebook is None else Gradebook(args.gradebook, args.gradebook_column)
+    gradebook = (None if args.gradebook is None
+                 else Gradebook(args.gradebook, args.gradebook_column, args.export_partial))
     if gradebook is None and merged.meta.get("gradebook_conflict"):
         print(f"course merge: {merged.meta['gradebook_conflict']}: name the gradebook (and column) with "
               "--gradebook, or grade the shards again with one; nothing was written", file=sys.stderr)
         return 2
     if gradebook is None and merged.meta.get("gradebook"):     # the merged shards' own --gradebook
         found = merged.meta["gradebook"]
-        gradebook = Gradebook(Path(found[0]), args.gradebook_column or found[1])
+        gradebook = Gradebook(Path(found[0]), args.gradebook_column or found[1], args.export_partial)
     names: StudentNames = NO_NAMES
     if gradebook is not None:              # names in the report, as course grade puts them there
         try:

@@ -15,6 +15,13 @@ else the sum of its items clamped to the question's points (none: not graded yet
 (points, positive or negative, and a text) belongs to a question; editing it changes every answer
 it is applied to.
 
+**Answers, not files.** ``content`` holds each answer's content key (a hash of its cells' sources
+and images as the grader read them, :func:`autograder.handgrading.content_key`), noted for every
+row the ledger's users saw (:meth:`Ledger.note_contents`). A re-grade gives a hand grade back to
+the same student's answer whose content key is unchanged, even when the notebook's bytes changed
+(a re-upload with other answers changed). A ledger made before the table existed gets it, empty,
+when opened: its grades follow the notebook's bytes as before until their contents are noted.
+
 **No lost update.** Every answer and every item has a version. A change names the version it was
 made from; when another change came first, it is refused (:class:`Conflict`, with what is there now
 and who changed it), never written over; the comment or points of a refused save are kept in
@@ -61,6 +68,8 @@ CREATE TABLE IF NOT EXISTS baseline(file TEXT NOT NULL, question TEXT NOT NULL, 
 CREATE TABLE IF NOT EXISTS refused(
     id INTEGER PRIMARY KEY, at TEXT NOT NULL, who TEXT NOT NULL, key TEXT NOT NULL, version INTEGER NOT NULL,
     comment TEXT, points REAL);
+CREATE TABLE IF NOT EXISTS content(sha256 TEXT NOT NULL, file TEXT NOT NULL, question TEXT NOT NULL,
+    key TEXT NOT NULL, PRIMARY KEY (sha256, file, question));
 CREATE TABLE IF NOT EXISTS history(
     id INTEGER PRIMARY KEY, at TEXT NOT NULL, who TEXT NOT NULL, what TEXT NOT NULL,
     key TEXT NOT NULL, before TEXT, after TEXT);
@@ -269,9 +278,11 @@ class Ledger:
         "question", "points" (or, for a row's comment, "comment"), "when"}}, and for a question
         also its comment and the texts of its rubric items (``notes``), for the feedback."""
         items = {i.id: i for i in self.items(deleted=True)}
+        contents = self.contents()
         out: dict[Key, dict] = {}
         for key, a in self.answers().items():
-            base = {"sha256": key[0], "file": key[1], "question": key[2], "when": a.at}
+            base = {"sha256": key[0], "file": key[1], "question": key[2], "when": a.at,
+                    "content": contents.get(key, "")}
             if key[2] == COMMENT:
                 if a.comment:
                     out[key] = {**base, "comment": a.comment}
@@ -281,6 +292,18 @@ class Ledger:
                 notes = [f"{_signed(items[i].points)}: {items[i].text}" for i in a.items if i in items]
                 out[key] = {**base, "points": points, "notes": notes + ([a.comment] if a.comment else [])}
         return out
+
+    def contents(self) -> dict[Key, str]:
+        """The content key of each answer noted (:meth:`note_contents`)."""
+        rows = self.db.execute("SELECT sha256, file, question, key FROM content")
+        return {(s, f, q): k for s, f, q, k in rows}
+
+    def note_contents(self, found: dict[Key, str]) -> None:
+        """Notes each answer's content key. The first noted stays: it is what the grader read when
+        that notebook was first seen, the answer a hand grade of it was given to. Not a change of
+        any grade (``history`` does not see it)."""
+        self.db.executemany("INSERT OR IGNORE INTO content VALUES (?,?,?,?)",
+                            [(*key, value) for key, value in found.items() if value])
 
     def history(self, key: object | None = None, since: int = 0) -> list[dict]:
         rows = self.db.execute("SELECT id, at, who, what, key, before, after FROM history WHERE id > ? "

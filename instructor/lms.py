@@ -19,8 +19,10 @@ The student's id comes from the row's name (:func:`autograder.inputs.lms_id`: Ca
 names files ``lastfirst_USERID_SUBMISSIONID_name``, Moodle ``Full Name_PARTICIPANT_assignsubmission_...``;
 never from a name inside a student's zip). Canvas's ``Points Possible`` row is known by where it is
 and what it lacks (a row above the students with no ``ID``), never by a student's name.
-The points are ``final_points_earned`` (automatic plus hand-graded points, after ``course manual``),
-or ``total_points_earned`` while hand grading is not done (it says so).
+The points are ``final_points_earned`` (automatic plus hand-graded points, after ``course manual``).
+A row whose hand-graded questions are not all graded is held (listed under ``HELD``, its gradebook
+cell left as it is): its automatic points alone would write over a grade the gradebook may hold
+already. ``--export-partial`` exports it with ``total_points_earned`` instead (it says so).
 
 **One grade per student, never the best of several.** A student with several rows (an upload of
 several notebooks, several uploads) gets a grade exported only when every row has the same points;
@@ -169,11 +171,13 @@ def fmt(points: float) -> str:
 Student = tuple[str, str]               # (lms, id)
 
 
-def graded_rows(out: Path, table: list[list[str]] | None = None
+def graded_rows(out: Path, table: list[list[str]] | None = None, hold_partial: bool = False
                 ) -> tuple[dict[Student, tuple[float, str]], list[str], dict, dict[Student, str]]:
     """From ``out/grades.csv`` (or ``table``, its rows as they are about to be written): {(lms, id):
     (points, file)} to export, notes, questions.json, and {(lms, id): one line} of the students held
-    for the instructor (:func:`one_grade`)."""
+    for the instructor (:func:`one_grade`); ``hold_partial``: a row with hand-graded questions still
+    open is held too (the import's default: its automatic points alone would replace a grade the
+    gradebook may hold already), else exported with its automatic points only."""
     where = outdir.resolve(out)
     try:
         spec = json.loads((where / "questions.json").read_text(encoding="utf-8"))
@@ -192,6 +196,8 @@ def graded_rows(out: Path, table: list[list[str]] | None = None
     wrong: dict[Student, list[str]] = defaultdict(list)
     flagged: dict[Student, list[str]] = defaultdict(list)
     unreadable: dict[Student, list[str]] = defaultdict(list)
+    open_qs: dict[Student, list[str]] = defaultdict(list)
+    manual_qs = [q["name"] for q in spec["questions"] if q["manual"]]
     notes: list[str] = []
     no_id, skipped, partial, not_ok = [], [], [], []
     for row in rows:
@@ -225,15 +231,21 @@ def graded_rows(out: Path, table: list[list[str]] | None = None
             points = float(row["total_points_earned"])
             if has_manual:
                 partial.append(file)
+                if hold_partial:
+                    waiting = [q for q in manual_qs if not str(row.get(q, "")).strip()]
+                    open_qs[found].append(f"{file} (hand grading not done: {', '.join(waiting)})")
+                    continue
         students[found].append((points, file))
     chosen: dict[Student, tuple[float, str]] = {}
     held: dict[Student, str] = {}
-    for who in sorted(set(students) | set(not_graded) | set(wrong) | set(flagged) | set(unreadable)):
-        grade = (None if who in wrong or who in flagged or who in unreadable
+    for who in sorted(set(students) | set(not_graded) | set(wrong) | set(flagged) | set(unreadable)
+                      | set(open_qs)):
+        grade = (None if who in wrong or who in flagged or who in unreadable or who in open_qs
                  else one_grade(students.get(who, []), not_graded.get(who, [])))
         if grade is None:
             held[who] = held_line(who, students.get(who, []), not_graded.get(who, []),
-                                  wrong.get(who, []), flagged.get(who, []), unreadable.get(who, []))
+                                  wrong.get(who, []), flagged.get(who, []), unreadable.get(who, []),
+                                  open_qs.get(who, []))
         else:
             chosen[who] = grade
     if no_id:
@@ -241,7 +253,11 @@ def graded_rows(out: Path, table: list[list[str]] | None = None
                      f"(e.g. {no_id[0]})")
     if skipped:
         notes.append(f"{len(skipped)} rows to grade again are left out: {', '.join(skipped[:5])}")
-    if partial:
+    if partial and hold_partial:
+        notes.append(f"{len(partial)} rows are held: their hand grading is not done (course manual, "
+                     "course mark); their gradebook cells stay as they are until it is (--export-partial "
+                     "exports their automatic points only)")
+    elif partial:
         notes.append(f"{len(partial)} rows have no hand-graded points yet (course manual): exported "
                      "with their automatic points only")
     if not_ok:
@@ -259,33 +275,37 @@ def one_grade(rows: list[tuple[float, str]], not_graded: list[str]) -> tuple[flo
 
 
 def held_line(who: Student, rows: list[tuple[float, str]], not_graded: list[str],
-              wrong: list[str] = (), flagged: list[str] = (), unreadable: list[str] = ()) -> str:
+              wrong: list[str] = (), flagged: list[str] = (), unreadable: list[str] = (),
+              open_qs: list[str] = ()) -> str:
     """One held student, for the terminal: the id and every row with its points."""
     parts = [f"{file} ({fmt(points)} points)" for points, file in sorted(rows, key=lambda t: t[1])]
     parts += [f"{file} (another week's notebook, not run)" for file in sorted(wrong)]
     parts += [f"{file} (an unreadable upload, not run)" for file in sorted(unreadable)]
     parts += [f"{file} (suspicious code: read it first)" for file in sorted(flagged)]
+    parts += sorted(open_qs)                     # "FILE (hand grading not done: q3)"
     if not_graded:
         parts.append(f"{len(not_graded)} more notebooks not graded (over {MAX_STUDENT_NOTEBOOKS} from "
                      "one student)")
     return f"{who[0]} id {who[1]}: " + "; ".join(parts)
 
 
-def export(out: Path, gradebook: Path, column: str | None = None) -> list[str]:
+def export(out: Path, gradebook: Path, column: str | None = None, export_partial: bool = False) -> list[str]:
     """Write ``out/canvas_import.csv`` or ``out/moodle_import.csv``; the lines to print."""
-    dest, data, lines = render(out, gradebook, column)
+    dest, data, lines = render(out, gradebook, column, export_partial=export_partial)
     outdir.write_files(out, {dest: data})
     return lines
 
 
 def render(out: Path, gradebook: Path, column: str | None = None,
            table: list[list[str]] | None = None,
-           pending: dict[Path, bytes] | None = None) -> tuple[Path, bytes, list[str]]:
+           pending: dict[Path, bytes] | None = None,
+           export_partial: bool = False) -> tuple[Path, bytes, list[str]]:
     """What :func:`export` writes, without writing it: (the import's path, its bytes, the lines to
     print); ``table``: grades.csv's rows as they are about to be written, ``pending``: other files
-    about to be written (the feedback that goes into Moodle's "Feedback comments")."""
+    about to be written (the feedback that goes into Moodle's "Feedback comments"); a row whose
+    hand grading is not done is held unless ``export_partial``."""
     gb = read_gradebook(gradebook)
-    best, notes, spec, held_by = graded_rows(out, table)
+    best, notes, spec, held_by = graded_rows(out, table, hold_partial=not export_partial)
     possible = float(spec["auto_points"]) + sum(float(q["points"]) for q in spec["questions"] if q["manual"])
     mine = {i: v for (kind, i), v in best.items() if kind == gb.kind}
     held = [line for (kind, _i), line in held_by.items() if kind == gb.kind]
@@ -353,7 +373,8 @@ def held_lines(held: list[str]) -> list[str]:
     if not held:
         return []
     return [f"HELD: {len(held)} students have several rows whose points differ (or notebooks not "
-            "graded, another week's notebook, an unreadable upload, or code the rules flagged): none is "
+            "graded, another week's notebook, an unreadable upload, code the rules flagged, or hand "
+            "grading not done): none is "
             "exported for them, their gradebook cells stay as they are; read their rows and enter the "
             "grade yourself:"
             ] + [f"  {line}" for line in held]

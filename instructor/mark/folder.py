@@ -47,6 +47,7 @@ class Folder:
     def __init__(self, out: Path) -> None:
         self.out = out
         self._stamp: tuple | None = None
+        self._noted = ""                # the rows whose content keys the ledger has noted
         self.refresh()
 
     def _mtime(self) -> tuple:
@@ -102,7 +103,12 @@ class Folder:
         """The ledger key of each row's answer to ``question`` (in :attr:`rows` order): the one a
         re-grade gives back to it (the same content, :func:`instructor.manual.match`), else a new
         one of its content and name."""
-        known = {k: {"sha256": k[0], "file": k[1], "question": k[2]} for k in ledger.answers()}
+        if self._noted != self.stamp:      # the rows' answers as read now: a re-grade follows them
+            ledger.note_contents(self._folder.content_keys())
+            self._noted = self.stamp
+        contents = ledger.contents()
+        known = {k: {"sha256": k[0], "file": k[1], "question": k[2], "when": a.at,
+                     "content": contents.get(k, "")} for k, a in ledger.answers().items()}
         applied, _missed = manual.match(self._folder, known)
         keys = []
         for row in self.rows:

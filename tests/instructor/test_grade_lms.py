@@ -102,8 +102,10 @@ def batch(tmp_path_factory) -> dict:
 def test_grading_finishes_and_writes_the_canvas_import(batch):
     res = batch["result"]
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    assert "canvas_import.csv: 4 students' column '00 Toy (4700)' filled in" in res.stdout
-    assert "4 rows have no hand-graded points yet (course manual)" in res.stdout
+    # nothing is graded by hand yet: every row is held, none exported with its automatic points only
+    assert "canvas_import.csv: 0 students' column '00 Toy (4700)' filled in" in res.stdout
+    assert "4 rows are held: their hand grading is not done" in res.stdout
+    assert f"  canvas id 10101: {ALICE} (hand grading not done: q4)" in res.stdout
     assert f"  canvas id 55555: {WRONG} (another week's notebook, not run)" in res.stdout
     assert "hand grading: open" in res.stdout
 
@@ -664,9 +666,9 @@ def week(tmp_path_factory) -> dict:
 def test_week_the_wrong_week_upload_is_held_and_its_feedback_says_it_was_not_run(week):
     res = week["first"]
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    assert "HELD: 1 students" in res.stdout
+    assert "HELD: 4 students" in res.stdout          # and the 3 whose hand grading is not done
     assert f"  canvas id 55555: {WRONG} (another week's notebook, not run)" in res.stdout
-    assert "canvas_import.csv: 3 students' column '00 Toy (4700)' filled in" in res.stdout
+    assert "canvas_import.csv: 0 students' column '00 Toy (4700)' filled in" in res.stdout
     got = lms_samples.canvas_import((week["out"] / "canvas_import.csv").read_bytes())
     assert ("55555", "4700") not in got["grades"]                  # the gradebook cell stays as it is
     page = (week["out"] / "report.html").read_text(encoding="utf-8")
@@ -759,11 +761,16 @@ def test_week_regrading_keeps_every_hand_grade(week):
     q3 = week["asg"] / "tests" / "q3.py"
     q3.write_text(q3.read_text().replace("== 3", "== 4"))
     (week["subs"] / DAVE).write_bytes(with_answer("A new upload.", "x = 2"))
+    # BOB re-uploads too, his answer as it was (other bytes): his hand grade follows the answer
+    (week["subs"] / BOB).write_bytes(with_answer("It goes down.", "plt.show()") + b"\n")
     res = week["grade"]("--gradebook", str(week["book"]), "--gradebook-column", "4700")
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert "kept 3 hand grades of 3 students and 1 comments" in res.stdout
-    assert f"1 not applied (still in the ledger): the notebook changed since it was graded: {DAVE} q4" \
+    assert ("kept 1 hand grades of 1 answers whose content is unchanged; 1 answers changed and wait "
+            "for a hand grade") in res.stdout
+    assert f"1 not applied (still in the ledger): the answer changed since it was graded: {DAVE} q4" \
         in res.stdout
+    assert f"  canvas id 10404: {DAVE} (hand grading not done: q4)" in res.stdout
     rows = grade_rows(out)
     assert {f: (r["q3"], r["q4"], r["final_points_earned"]) for f, r in rows.items()} == {
         ALICE: ("0.0", "1.0", "5.0"), BOB: ("0.0", "0.5", "4.5"), DAVE: ("0.0", "", ""),
@@ -773,9 +780,15 @@ def test_week_regrading_keeps_every_hand_grade(week):
     assert "**Total: 5.0 / 6.0 points** (automatically graded 4.0 / 5.0; graded by hand 1.0 / 1.0)." \
         in feedback
     got = lms_samples.canvas_import((out / "canvas_import.csv").read_bytes())
-    assert got["grades"] == {("10101", "4700"): "5", ("10202", "4700"): "4.5", ("10404", "4700"): "4"}
+    assert got["grades"] == {("10101", "4700"): "5", ("10202", "4700"): "4.5"}     # DAVE: held
     assert load_ledger(out) == ledger                                         # nothing dropped
     assert (out / "manual-1.csv").exists() is False                  # the TA filled a copy
+    filled = fill_by_column(out / "manual.csv", week["root"] / "dave.csv", {ALICE: "1", BOB: "0.5", DAVE: "1",
+                                                                             WRONG: "0"})
+    res = run("-m", "course", "manual", str(out), str(filled))
+    assert res.returncode == 0, res.stdout + res.stderr
+    got = lms_samples.canvas_import((out / "canvas_import.csv").read_bytes())
+    assert got["grades"] == {("10101", "4700"): "5", ("10202", "4700"): "4.5", ("10404", "4700"): "5"}
 
 
 # ---------------------------------------------------------------- issue 19: a Moodle class, PDFs, pages

@@ -402,7 +402,9 @@ def test_a_stale_csv_row_does_not_grade_a_reupload_nobody_read(tmp_path, capsys)
     out = graded(tmp_path)
     ta = _csv_of(out, tmp_path / "ta.csv", {f: "1" for f in FILES})
     assert manual.main([str(out), str(ta)]) == 0
-    regrade(out, [row(k, f, sha="f" * 64 if k == 0 else None) for k, f in enumerate(FILES)])
+    new = row(0, FILES[0], sha="f" * 64)
+    new.answers["q4"]["cells"][0]["source"] = "a new answer"       # her answer changed: nobody read it
+    regrade(out, [new] + [row(k, f) for k, f in enumerate(FILES) if k])
     _csv_of(out, ta, {f: "1" for f in FILES}, {FILES[1]: "Nice work"})
     capsys.readouterr()
     assert manual.main([str(out), str(ta)]) == 1
