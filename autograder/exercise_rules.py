@@ -14,6 +14,8 @@ point: its tests do not run, and each fails with a hint in the student's words.
 """
 from __future__ import annotations
 
+import ast
+import re
 from pathlib import Path
 from typing import Any
 
@@ -100,3 +102,42 @@ def held(cells: list[str], template: list[str] | None, rules: dict[str, Any] | N
                         methods=tuple(rules.get("methods", ())))
     names = ", ".join(exercise.names)
     return [f"{question} ({names}) {why}" for why in exercise_held(cells, exercise, template)]
+
+
+_QUOTED = re.compile(r"\(in the line `(.*)`\)$")
+
+
+def owners(found: dict[str, list[str]], cells: list[str], names: dict[str, list[str]]) -> list[str]:
+    """Each reason of ``found`` ({question: its :func:`held` lines}) once, under the question it is
+    about: one whose graded definitions' own cells hold the line it quotes (a Block's forward is
+    Block's question, though GPT, which uses Block, reaches it too); else the first that found it."""
+    from course.rules.reading import stripped
+
+    by_reason: dict[str, list[tuple[str, str]]] = {}
+    for q, lines in found.items():
+        for line in lines:
+            reason = line.split(") ", 1)[1] if ") " in line else line
+            by_reason.setdefault(reason, []).append((q, line))
+    out = []
+    for reason, where in by_reason.items():
+        quoted = _QUOTED.search(reason)
+        own = [line for q, line in where if quoted and any(
+            set(names.get(q, ())) & _binds(stripped(c)) and quoted.group(1) in stripped(c) for c in cells)]
+        out.append((own or [where[0][1]])[0])
+    return out
+
+
+def _binds(source: str) -> set[str]:
+    """The names a cell binds at its top level (def, class, assignment)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names

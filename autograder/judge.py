@@ -212,14 +212,14 @@ def held_questions(t: handles.Transport, tests: Tests, barred: dict[str, str | N
     """What the rules cannot read whole in the definitions of each question they do not bar (a
     barred one has lost its points already): lines of the row's ``suspicious code`` status, which
     holds the row's points, as earned, for a person to read."""
-    found: list[str] = []
-    seen: set[str] = set()
+    found: dict[str, list[str]] = {}
+    names: dict[str, list[str]] = {}
     for test, _i, _case in tests.cases:
         q = test["question"]
-        if q not in seen and not barred.get(q):
-            seen.add(q)
-            found += exercise_rules.held(t.cells(), t.template(), test.get("rules"), q)
-    return found
+        if q not in found and not barred.get(q):
+            found[q] = exercise_rules.held(t.cells(), t.template(), test.get("rules"), q)
+            names[q] = list((test.get("rules") or {}).get("names", []))
+    return exercise_rules.owners(found, t.cells(), names)
 
 
 def run_tests(t: PipeTransport, tests: list[dict], case_timeout: float, report: Any) -> None:

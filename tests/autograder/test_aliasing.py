@@ -50,3 +50,22 @@ def test_aliasing_answers_keep_nothing_or_are_held(name, tmp_path):
         rows = {r["file"].rsplit("/", 1)[-1].removesuffix(".ipynb"): r for r in csv.DictReader(f)}
     over = [why for stem, d in written.items() if (why := aliasing.contained(rows[stem], d))]
     assert not over, over
+
+
+def test_a_hold_is_reported_under_the_question_whose_code_it_is_about():
+    """A Block's forward reached by GPT too (it uses Block), and by a question whose reading
+    reaches it on the way: the hold is Block's question's, said once."""
+    from autograder.exercise_rules import owners
+
+    cells = ["class SelfAttention(nn.Module):\n    pass\n",
+             "steps = []\n\nclass Block(nn.Module):\n"
+             "    def forward(self, x):\n        return steps[0](self, x)\n",
+             "class GPT(nn.Module):\n    pass\n"]
+    why = "uses `steps`, a notebook-level object (in the line `return steps[0](self, x)`)"
+    found = {"q2": [f"q2 (SelfAttention) {why}"], "q4": [f"q4 (Block) {why}"], "q5": [f"q5 (GPT) {why}"]}
+    names = {"q2": ["SelfAttention"], "q4": ["Block"], "q5": ["GPT"]}
+    assert owners(found, cells, names) == [f"q4 (Block) {why}"]
+    # a line no graded definition holds (a store elsewhere in the notebook): the first question
+    other = "stores into `x` (in the line `shelf.append(piece)`)"
+    assert owners({"q2": [f"q2 (SelfAttention) {other}"], "q4": [f"q4 (Block) {other}"]}, cells, names) \
+        == [f"q2 (SelfAttention) {other}"]
