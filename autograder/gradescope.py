@@ -11,7 +11,8 @@ Gradescope's format from that verdict. Otter is not on the grading path: it stay
 ``/autograder/source/engine``: ``autograder/*.py``, this week's grading material
 (``autograder/assignments/NN_name/``: ``assignment.json``, the tests, the blank notebook), the ``course``
 package as this week's release ships it, the stories text for the notebooks that train on it, and
-``gradescope.json`` (the assignment's name and the visibility of the per-question results).
+``gradescope.json`` (the assignment's name and course.toml's ``[gradescope]`` visibility of the
+per-question results and of the public tests, written into each test of results.json).
 
 The sandbox takes the strongest mode the container allows (:func:`autograder.sandbox.detect_mode`):
 Gradescope runs ``run_autograder`` as root, and where Docker's default seccomp profile refuses new
@@ -48,6 +49,9 @@ CONFIG = "gradescope.json"                              # beside autograder/ in 
 ENGINE = "engine"                                       # /autograder/source/engine
 TIMEOUT = 480.0                                         # seconds for the notebook (Gradescope stops at 600)
 STATUS_TEST = "Grading status"
+# The stdout (the engine's log, with the container's paths) is for the instructor only, Gradescope's
+# default; what students see is in results.json's "output" fields.
+STDOUT_VISIBILITY = "hidden"
 PUBLIC_TEST = "Public Tests"
 
 
@@ -75,11 +79,13 @@ def wrong_notebook_text(status: str, name: str) -> str:
             "assignment (and the other notebook to its own assignment, if it has one).")
 
 
-def results_json(asg, r, mode: str, visibility: str = "after_published", notes: list[str] = ()) -> dict:
+def results_json(asg, r, mode: str, visibility: str = "after_published", notes: list[str] = (),
+                 public_visibility: str = "visible") -> dict:
     """Gradescope's results.json for one graded row ``r`` (:class:`autograder.results.Result`) of
     assignment ``asg``: one test per automatically graded question with its cases (hidden ones as
-    pass/fail and the hint, never their code) at ``visibility``, a visible summary of the public
-    tests, a visible test for a row whose status is not ``ok``, the total, and the sandbox mode."""
+    pass/fail and the hint, never their code) at ``visibility``, a summary of the public tests at
+    ``public_visibility``, a visible test for a row whose status is not ``ok``, the total, and the
+    sandbox mode. The stdout (the engine's log, paths of the container) stays the instructor's."""
     from . import report, sandbox
     mode_line = (f"Graded by the course's engine: your notebook ran in a sandboxed process of its own "
                  f"(sandbox mode: {mode}) and the tests ran in a separate judge process.")
@@ -87,11 +93,17 @@ def results_json(asg, r, mode: str, visibility: str = "after_published", notes: 
     if report.is_wrong_notebook(r.status):
         text = wrong_notebook_text(r.status, asg.name)
         return {"score": 0.0, "output": "\n\n".join([text, *notes]), "extra_data": extra,
+                "stdout_visibility": STDOUT_VISIBILITY,
                 "tests": [{"name": "Wrong notebook", "score": 0.0, "max_score": 0.0, "status": "failed",
                            "visibility": "visible", "output": text}]}
     tests = []
+    total = _num(r.total)
+    held = held_text(total, sum(_num(q.max_points) for q in asg.auto)) if report.is_flagged(r.status) else ""
     if r.status != "ok":
-        lines = [r.status]
+        # always visible: a 0-point test students see at once (Gradescope's spec suggests exactly
+        # this for pre-submission checks), so a held row says so whatever the scored tests' setting
+        lines = [held] if held else []
+        lines.append(r.status)
         lines += [f"cell {e.get('cell')}: {str(e.get('error', e.get('kind', 'error')))[:300]}"
                   for e in r.cell_errors[:report.CELL_ERRORS_SHOWN] if isinstance(e, dict)]
         tests.append({"name": STATUS_TEST, "score": 0.0, "max_score": 0.0, "status": "failed",
@@ -99,7 +111,7 @@ def results_json(asg, r, mode: str, visibility: str = "after_published", notes: 
     public = [c for c in r.cases if not c.hidden]
     tests.append({"name": PUBLIC_TEST, "score": 0.0, "max_score": 0.0,
                   "status": "passed" if all(c.passed for c in public) else "failed",
-                  "visibility": "visible", "output": "\n".join(_case_lines(public))})
+                  "visibility": public_visibility, "output": "\n".join(_case_lines(public))})
     for q in asg.auto:
         cases = [c for c in r.cases if c.question == q.name]
         score = _num(r.question_points.get(q.name, 0.0))
@@ -109,20 +121,25 @@ def results_json(asg, r, mode: str, visibility: str = "after_published", notes: 
     output = [mode_line, sandbox.MODE_NOTES[mode], *notes]
     if r.status != "ok":
         output.insert(0, f"Grading note: {r.status}")
-    score = _num(r.total)
-    if report.is_flagged(r.status):
-        # Gradescope publishes the total to the student and the gradebook at once: no one reviews the
-        # flag first, as `course grade`'s report asks. So the total waits for the instructor.
-        output.insert(0, held_text(score, sum(_num(q.max_points) for q in asg.auto)))
+    score = total
+    if held:
+        # results.json's score is the total Gradescope shows and puts in its gradebook, with no one
+        # to review the flag first as `course grade`'s report asks; a score cannot say "held", so it
+        # is 0 and the text says that this 0 is not the student's grade.
+        output.insert(0, held)
         extra["held_points"] = score
         score = 0.0
-    return {"score": score, "output": "\n\n".join(output), "tests": tests, "extra_data": extra}
+    return {"score": score, "output": "\n\n".join(output), "stdout_visibility": STDOUT_VISIBILITY,
+            "tests": tests, "extra_data": extra}
 
 
 def held_text(points: float, out_of: float) -> str:
-    return (f"Your automatic points ({points:g} of {out_of:g}) are held: the grader found code the course's "
-            "rules do not allow (see 'Grading status'). Your instructor will look at it and enter your "
-            "points; or remove that code and submit again to be graded automatically.")
+    """What a held row tells the student (and the instructor, who sees every test)."""
+    return (f"Your automatic points ({points:g} of {out_of:g}) are held for your instructor's review: "
+            "the grader found code the course's rules do not allow (see 'Grading status'). While they "
+            "are held, Gradescope's total for this submission says 0: that 0 is not your grade, your "
+            "points are held, not lost. Your instructor will read the code and enter your points; or "
+            "remove that code and submit again to be graded automatically.")
 
 
 # ---------------------------------------------------------------- in the container
@@ -227,7 +244,8 @@ def run(root: Path) -> int:
              "visibility": "visible", "output": text}]})
         return 0
     api.warn(outcome)
-    doc = results_json(asg, outcome.results[0], outcome.mode, config.get("visibility", "after_published"))
+    doc = results_json(asg, outcome.results[0], outcome.mode, config.get("visibility", "after_published"),
+                       public_visibility=config.get("public_visibility", "visible"))
     doc["extra_data"]["cgroups"] = outcome.meta.get("cgroups", "none")
     _write(results, doc)
     print(f"gradescope: {doc['score']} points, sandbox {outcome.mode}, status {outcome.results[0].status}")

@@ -405,9 +405,11 @@ def build(names: list[str] | None = None, workers: int = 2, force: bool = False,
             changed.extend(paths)
     changed.extend(build_nbgrader(todo) if todo else [])   # nbgrader/: the same masters, for nbgrader
     for name in names:                        # the Gradescope zips: packed again when the engine changed
-        packed = [BUILD / f"{name}-otter.zip"] + [path for path, _ in engine_files(name)]
+        # course.toml too: its [gradescope] visibility goes into the zip and the sheet
+        packed = [BUILD / f"{name}-otter.zip", publish.CONFIG] + [path for path, _ in engine_files(name)]
         if name not in todo and stamps.zip_stale(name, packed) and packed[0].is_file():
             complete_autograder_zip(packed[0], BUILD / f"{name}-autograder.zip", name)
+            gradescope_sheet.write(BUILD, name)
         if name in todo or stamps.zip_stale(name, packed):
             stamps.write(name, packed)
     return changed

@@ -4,7 +4,8 @@ Every field Gradescope's pages ask for, filled in for this notebook, so that nob
 
 - the *Programming Assignment* (the automatic points): its total points, the zip, the base image
   (OS, version, variant), the *Autograder Settings* (container and timeout), the one file students
-  submit, and what *Publish Grades* shows;
+  submit, and what students see of the results and of their total under course.toml's
+  ``[gradescope]`` visibility (:func:`student_view`), a held row's included;
 - the *Homework / Problem Set* for the questions graded by hand (the PDFs of ``course pdfs``): its
   total points and its outline, one question per page, in notebook order.
 
@@ -16,6 +17,31 @@ namespaces refused as by Docker's seccomp, at Gradescope's default half CPU. The
 smallest container whose memory is at least :data:`MEMORY_MARGIN` times the largest peak, and a
 timeout that leaves the engine's own limit (:data:`autograder.gradescope.TIMEOUT`) room to stop a
 runaway notebook and still write its results.
+
+What the sheet says of Gradescope, and where Gradescope says it (checked against its own pages;
+"spec" is its autograder specification, gradescope-autograders.readthedocs.io/en/latest/specs/,
+the source of gradescope/autograder_samples docs/specs.md):
+
+- the zip holds ``setup.sh`` and ``run_autograder`` at its root; setup.sh installs the dependencies
+  on Gradescope's Ubuntu image: spec, first section;
+- the default base image is Ubuntu 22.04, *Base* being the OS as installed plus what Gradescope's
+  platform needs: .../en/latest/base_images/;
+- manual grading of a programming assignment can be turned on when it is created or afterwards,
+  from its settings: .../en/latest/manual_grading/;
+- half a virtual CPU and 768 MB by default, more from *Autograder Settings*; a 10-minute timeout by
+  default, at most 40: .../en/latest/troubleshooting/. The four container labels are the choices
+  of that settings page itself; Gradescope's docs do not list them;
+- results.json's top-level ``score`` overrides the sum of the tests' scores: spec, *Output format*;
+- a test's ``visibility``: ``hidden`` never shown, ``after_due_date`` once the due date has passed,
+  ``after_published`` once the grades are published (*Review Grades*), ``visible`` (the default) at
+  once; while any test is not shown yet, students do not see their total, except that ``hidden``
+  tests do not count (they are meant for tests worth no points); instructors see every test:
+  spec, *Controlling Test Case Visibility*;
+- the stdout is shown to instructors only unless ``stdout_visibility`` says otherwise: spec,
+  *Controlling standard output visibility*.
+
+Everything else on the sheet (the file students submit, another week's notebook, the held row, the
+measurements) is the course's own engine and benchmark, not Gradescope.
 """
 from __future__ import annotations
 
@@ -25,6 +51,8 @@ from pathlib import Path
 
 from autograder import gradescope
 from autograder.assignment import Assignment, load
+
+from . import publish
 
 LIMITS = Path(__file__).with_name("gradescope_limits.json")
 # Gradescope's Autograder Settings (the choices its page offers): (CPUs, memory in MB, its label)
@@ -36,6 +64,13 @@ DEFAULT_TIMEOUT = 10          # minutes: Gradescope's default; at most 40
 # Otter's zip sets the image up with apt and miniforge on Ubuntu (its own Docker grading uses
 # ubuntu:22.04); Gradescope's default base image is Ubuntu 22.04, variant Base
 BASE_IMAGE = ("Ubuntu", "22.04", "Base")
+
+
+# When students see a test, by its visibility (the spec, "Controlling Test Case Visibility").
+SHOWN = {"visible": "at once", "after_due_date": "once the due date has passed",
+         "after_published": "once you publish the grades (Review Grades -> Publish Grades)",
+         "hidden": "never"}
+WAITS = ("after_due_date", "after_published")        # the values that hide the total while they wait
 
 
 def num(points: float) -> str:
@@ -68,8 +103,49 @@ def timeout_minutes(seconds: float) -> int:
     return min(40, max(DEFAULT_TIMEOUT, math.ceil(need)))
 
 
-def sheet(asg: Assignment, limits: Path = LIMITS) -> str:
-    """The sheet's text (Markdown)."""
+def total_shown(settings: publish.Gradescope) -> str:
+    """When students see their total under ``settings``, as Gradescope decides it: not while a test
+    they cannot see yet is not ``hidden`` (the 0-point tests count too)."""
+    waits = {settings.visibility, settings.public_visibility} & set(WAITS)
+    if not waits:
+        return "at once"
+    if len(waits) == 2:
+        return "once the due date has passed and you have published the grades"
+    return SHOWN[waits.pop()]
+
+
+def student_view(settings: publish.Gradescope, out_of: float) -> list[str]:
+    """The sheet's rows on what students see under ``settings`` (course.toml's [gradescope]), a held
+    row's included (``out_of``: the automatic points), in Gradescope's terms."""
+    total = total_shown(settings)
+    setting = f'`visibility = "{settings.visibility}"`, `public_visibility = "{settings.public_visibility}"`'
+    rows = [f"| What students see (course.toml `[gradescope]`: {setting}) | each question's test, its "
+            f"points and its cases: **{SHOWN[settings.visibility]}**; the public tests' summary (0 points): "
+            f"**{SHOWN[settings.public_visibility]}**; *Grading status* and *Wrong notebook* (0 points): "
+            f"at once; **the total: {total}**. Gradescope hides the total while any test students cannot "
+            "see yet is not `hidden`; you always see everything |"]
+    if settings.visibility == "hidden":
+        rows.append("| `hidden` scored tests | Gradescope means `hidden` for tests worth no points: students "
+                    "see their total but never which question earned it |")
+    if total == "at once":
+        when = "students see the total of 0 at once, beside that sentence"
+    elif "publish" in total:
+        when = "read flagged rows before you publish the grades: until then students see no total"
+    else:
+        when = "read flagged rows before the due date: until then students see no total"
+    rows.append("| A row whose code the rules flagged (`suspicious code`) | its results.json total is 0 "
+                "(`score`, which overrides the tests' sum), the points are in `extra_data.held_points` "
+                f"and at the top of its output (\"Your automatic points (... of {num(out_of)}) are held "
+                "for your instructor's review ... that 0 is not your grade\"); its per-question points stay. "
+                "Students see that sentence at once, in *Grading status*; " + when + ". To give the "
+                "points, grade that submission by hand: turn on *Enable Manual Grading* (the assignment's "
+                "settings, also afterwards) |")
+    return rows
+
+
+def sheet(asg: Assignment, limits: Path = LIMITS, settings: publish.Gradescope | None = None) -> str:
+    """The sheet's text (Markdown), for course.toml's [gradescope] visibility unless ``settings``."""
+    settings = settings or publish.gradescope()
     name = asg.name
     auto = asg.max_points
     by_hand = [q for q in asg.questions if q.manual]
@@ -111,9 +187,7 @@ def sheet(asg: Assignment, limits: Path = LIMITS) -> str:
     lines += [f"| What students submit | one file, **`{name}.ipynb`** (on Colab: File > Download > "
               "Download .ipynb); another week's notebook gets 0 and says which to submit |",
               "| Release, due date, late submissions | yours |",
-              "| Publishing | each question's result shows once you click **Publish Grades** "
-              "(`after_published`); the total shows at once. A row whose code the rules flagged keeps "
-              "its per-question points but its total is held at 0: read it and set the score |", ""]
+              *student_view(settings, auto), ""]
     if by_hand:
         lines += ["## 2. The Homework / Problem Set (the questions graded by hand)", "",
                   f"Total points **{num(hand)}**. Upload each student's PDF from `course pdfs DIR` "
@@ -134,8 +208,8 @@ def sheet(asg: Assignment, limits: Path = LIMITS) -> str:
     return "\n".join(lines)
 
 
-def write(build: Path, name: str) -> Path:
+def write(build: Path, name: str, settings: publish.Gradescope | None = None) -> Path:
     """``build/NN_name-gradescope.md`` for the notebook ``name``, beside its zip."""
     path = build / f"{name}-gradescope.md"
-    path.write_text(sheet(load(name)), encoding="utf-8")
+    path.write_text(sheet(load(name), settings=settings), encoding="utf-8")
     return path

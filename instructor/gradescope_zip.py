@@ -3,9 +3,11 @@ the course's own engine (:mod:`autograder.gradescope` is what runs inside it).
 
 `course build` (:func:`instructor.build.assign`) calls :func:`complete_autograder_zip` for every
 notebook and writes autograder/build/NN_name-autograder.zip. The zip carries the engine
-(:func:`engine_files`) and an environment whose pins are requirements.txt's, with torch's CPU
-build (:func:`gradescope_pip`). `course pdfs` (:mod:`instructor.gradescope_pdf`) is the other half
-of Gradescope: the hand-graded answers as one PDF per student.
+(:func:`engine_files`), an environment whose pins are requirements.txt's, with torch's CPU
+build (:func:`gradescope_pip`), its own ``setup.sh`` (:data:`SETUP_SH`: miniforge and that
+environment, nothing else) and course.toml's ``[gradescope]`` visibility in gradescope.json.
+`course pdfs` (:mod:`instructor.gradescope_pdf`) is the other half of Gradescope: the hand-graded
+answers as one PDF per student.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from autograder import exercise_rules, gradescope, shipped
 from autograder.assignment import ASSIGNMENTS
 from autograder.assignment import PACKAGE_DIR as AUTOGRADER
 
+from . import publish
 from .masters import NAMES, ROOT
 
 NOTEBOOKS = ROOT / "notebooks"
@@ -33,8 +36,6 @@ GRADING_ENV = {"COURSE_QUICK": "1", "MPLBACKEND": "Agg"}
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 # Otter's autograder settings added to the zip's otter_config.json (Otter only sets the image up now).
 GRADESCOPE_CONFIG = {"show_hidden": True}
-# The per-question results are visible once grades are published (Otter's show_hidden: True did the same).
-RESULTS_VISIBILITY = "after_published"
 # What the engine needs besides what the notebooks import (pinned as in this environment).
 ENGINE_PACKAGES = ("psutil",)
 # The notebooks that train on the stories: the zip carries the text (the sandbox may have no network).
@@ -68,6 +69,33 @@ def gradescope_pip() -> list[str]:
         f"{p}+cpu" if p.startswith("torch==") else p for p in pinned()] + engine_pins()
 
 
+# Miniforge's release that Otter 7.0.0's setup.sh installs (the environment is built with its mamba).
+MINIFORGE = "25.3.1-0"
+# The zip's setup.sh, in place of Otter's. Otter's also installs, on every image build, R's build
+# libraries, a compiler, jq, nb_conda_kernels, and Playwright's system libraries with Chromium (and
+# LaTeX with pandoc when PDFs are asked for): grading never opens a browser, renders a PDF, compiles
+# or starts a Jupyter kernel (the engine runs the notebook itself), so none of it is installed.
+# `mamba shell init` stays: run_autograder activates the environment with mamba's shell hook.
+SETUP_SH = f"""\
+#!/usr/bin/env bash
+# Written by `course build` (instructor/gradescope_zip.py): what grading needs, nothing more:
+# miniforge, then the environment of environment.yml (Python, the pinned packages, torch's CPU build).
+set -e
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get update
+apt-get install -y --no-install-recommends wget ca-certificates
+
+wget -nv -O /autograder/source/mamba_install.sh \\
+    https://github.com/conda-forge/miniforge/releases/download/{MINIFORGE}/Miniforge3-Linux-$(uname -m).sh
+bash /autograder/source/mamba_install.sh -b
+rm /autograder/source/mamba_install.sh
+export PATH=/root/miniforge3/bin:$PATH
+
+mamba env create -f /autograder/source/environment.yml
+mamba shell init --shell bash
+"""
+
 RUN_ENGINE = """\
 cd /autograder/source/engine
 python -m autograder.gradescope /autograder
@@ -100,13 +128,16 @@ def engine_files(name: str) -> list[tuple[Path, str]]:
     return files
 
 
-def complete_autograder_zip(src: Path, dst: Path, name: str | None = None) -> None:
-    """Copy otter's autograder zip from `src` to `dst` as the course's Gradescope autograder: Otter's
-    setup.sh and environment.yml (the pinned packages with torch's CPU build, and the engine's
-    packages) set the image up; `run_autograder` grades with the course's engine
+def complete_autograder_zip(src: Path, dst: Path, name: str | None = None,
+                            settings: publish.Gradescope | None = None) -> None:
+    """Copy otter's autograder zip from `src` to `dst` as the course's Gradescope autograder:
+    SETUP_SH and Otter's environment.yml (with the pinned packages, torch's CPU build, and the
+    engine's packages) set the image up; `run_autograder` grades with the course's engine
     (`python -m autograder.gradescope /autograder`, with GRADING_ENV), which the zip carries under
-    engine/ (`engine_files`), with gradescope.json (this week's name, RESULTS_VISIBILITY). Otter's
-    tests, its grading entry point and the package it copied next to the submission are left out."""
+    engine/ (`engine_files`), with gradescope.json (this week's name and `settings`, default
+    course.toml's [gradescope]). Otter's tests, its grading entry point and the package it copied
+    next to the submission are left out."""
+    settings = settings or publish.gradescope()
     dst.parent.mkdir(parents=True, exist_ok=True)
     tmp = dst.with_suffix(".zip.part")
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zout:
@@ -123,6 +154,8 @@ def complete_autograder_zip(src: Path, dst: Path, name: str | None = None) -> No
             elif item.filename == "otter_config.json":
                 config = json.loads(data)
                 data = (json.dumps({**config, **GRADESCOPE_CONFIG}, indent=2) + "\n").encode()
+            elif item.filename == "setup.sh":
+                data = SETUP_SH.encode()
             elif item.filename == "run_autograder":
                 exports = "".join(f"export {k}={v}\n" for k, v in GRADING_ENV.items())
                 text = data.decode()
@@ -133,5 +166,5 @@ def complete_autograder_zip(src: Path, dst: Path, name: str | None = None) -> No
         for path, arc in engine_files(name):
             zout.write(path, arc)
         zout.writestr(f"engine/{gradescope.CONFIG}",
-                      json.dumps({"name": name, "visibility": RESULTS_VISIBILITY}, indent=1) + "\n")
+                      json.dumps({"name": name, **settings.as_json()}, indent=1) + "\n")
     tmp.replace(dst)

@@ -1,9 +1,14 @@
-"""Where the course is published: the one setting in course.toml, and the links made from it.
+"""course.toml, the course's settings: where the course is published (and the links made from it),
+and what students see of the Gradescope results. The one reader of the file.
 
-`course build` writes the bundle's address into every setup cell, an "Open in Colab" badge at the
-top of every student notebook and a table of badges into README.md; `course release` writes the
-same table into the public repository's README. Moving the course is an edit of course.toml and a
-rebuild.
+`[publish]`: `course build` writes the bundle's address into every setup cell, an "Open in Colab"
+badge at the top of every student notebook and a table of badges into README.md; `course release`
+writes the same table into the public repository's README. Moving the course is an edit of
+course.toml and a rebuild.
+
+`[gradescope]` (optional): the visibility of the scored per-question results and of the public
+tests in the zip's results.json (:func:`gradescope`); `course build` writes it into each zip's
+gradescope.json and each set-up sheet.
 """
 from __future__ import annotations
 
@@ -18,6 +23,11 @@ BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
 # README.md's badge table lives between these lines; `course build` rewrites what is between them.
 TABLE_START = "<!-- colab-badges: written by `course build` from course.toml -->"
 TABLE_END = "<!-- /colab-badges -->"
+
+
+# Gradescope's visibility values for a test in results.json (its autograder specification,
+# "Controlling Test Case Visibility"): never, after the due date, once grades are published, always.
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 
 
 class ConfigError(ValueError):
@@ -67,12 +77,16 @@ def _read_toml(text: str) -> dict:
         raise ConfigError(f"course.toml is not valid TOML: {exc}") from None
 
 
+def _tables(path: Path) -> dict:
+    if not path.is_file():
+        raise ConfigError(f"{path} is missing: it says where the course is published")
+    return _read_toml(path.read_text())
+
+
 def load(path: Path | None = None) -> Publish:
     """The [publish] settings of course.toml (default: CONFIG), checked."""
     path = CONFIG if path is None else path
-    if not path.is_file():
-        raise ConfigError(f"{path} is missing: it says where the course is published")
-    section = _read_toml(path.read_text()).get("publish")
+    section = _tables(path).get("publish")
     if not isinstance(section, dict):
         raise ConfigError(f"{path} has no [publish] section")
     unknown = set(section) - {"repository", "branch", "bundle_url"}
@@ -89,6 +103,34 @@ def load(path: Path | None = None) -> Publish:
     if not isinstance(bundle_url, str) or (bundle_url and not re.match(r"https?://\S+$", bundle_url)):
         raise ConfigError(f"{path}: bundle_url must be an http(s) address or empty, not {bundle_url!r}")
     return Publish(repository, branch, bundle_url)
+
+
+@dataclass(frozen=True)
+class Gradescope:
+    """What students see of the zip's results.json, as Gradescope's visibility values."""
+    visibility: str = "after_published"     # the scored tests, one per automatically graded question
+    public_visibility: str = "visible"      # the 0-point summary of the public tests
+
+    def as_json(self) -> dict[str, str]:
+        return {"visibility": self.visibility, "public_visibility": self.public_visibility}
+
+
+def gradescope(path: Path | None = None) -> Gradescope:
+    """The [gradescope] settings of course.toml (default: CONFIG), checked; the defaults when the
+    table is absent."""
+    path = CONFIG if path is None else path
+    section = _tables(path).get("gradescope", {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: gradescope must be a table ([gradescope])")
+    unknown = set(section) - {"visibility", "public_visibility"}
+    if unknown:
+        raise ConfigError(f"{path}: unknown setting(s) {sorted(unknown)} in [gradescope]")
+    settings = Gradescope(**section)
+    for key, value in settings.as_json().items():
+        if value not in VISIBILITIES:
+            raise ConfigError(f"{path}: [gradescope] {key} must be one of {', '.join(VISIBILITIES)}, "
+                              f"not {value!r}")
+    return settings
 
 
 def badge_table(publish: Publish, names: list[str]) -> str:

@@ -7,6 +7,7 @@ import pytest
 
 from autograder.assignment import load
 from instructor import gradescope_sheet as gs
+from instructor import publish
 from instructor.masters import NAMES
 
 
@@ -48,3 +49,45 @@ def test_the_sheet_is_written_beside_the_zip(tmp_path, name):
     path = gs.write(tmp_path, name)
     assert path == tmp_path / f"{name}-gradescope.md"
     assert path.read_text().startswith(f"# {name} on Gradescope")
+
+
+# When Gradescope lets students see their total: not while a test they cannot see yet is not
+# `hidden` (its autograder specification, "Controlling Test Case Visibility").
+PUBLISHED = "once you publish the grades (Review Grades -> Publish Grades)"
+TOTAL = {("after_published", "visible"): PUBLISHED,
+         ("after_due_date", "visible"): "once the due date has passed",
+         ("visible", "visible"): "at once",
+         ("hidden", "visible"): "at once",
+         ("visible", "after_published"): PUBLISHED,
+         ("after_due_date", "after_published"): "once the due date has passed and you have published "
+                                                "the grades",
+         ("visible", "hidden"): "at once"}
+
+
+@pytest.mark.parametrize("scored, public", sorted(TOTAL))
+def test_the_sheet_says_what_students_see_of_the_total_as_gradescope_does(scored, public):
+    settings = publish.Gradescope(scored, public)
+    assert gs.total_shown(settings) == TOTAL[scored, public]
+    text = gs.sheet(load("03_attention"), settings=settings)
+    assert f'`visibility = "{scored}"`, `public_visibility = "{public}"`' in text
+    assert f"each question's test, its points and its cases: **{gs.SHOWN[scored]}**" in text
+    assert f"the public tests' summary (0 points): **{gs.SHOWN[public]}**" in text
+    assert f"**the total: {TOTAL[scored, public]}**" in text
+    assert "the total shows at once" not in text                 # what the sheet wrongly said before
+    held = next(ln for ln in text.splitlines() if ln.startswith("| A row whose code the rules flagged"))
+    assert f"Your automatic points (... of {gs.num(load('03_attention').max_points)}) are held for your " \
+           "instructor's review" in held
+    assert "that 0 is not your grade" in held and "Students see that sentence at once" in held
+    if TOTAL[scored, public] == "at once":
+        assert "students see the total of 0 at once" in held
+    elif "publish" in TOTAL[scored, public]:
+        assert "read flagged rows before you publish the grades: until then students see no total" in held
+    else:
+        assert "read flagged rows before the due date: until then students see no total" in held
+    assert ("Gradescope means `hidden` for tests worth no points" in text) == (scored == "hidden")
+
+
+def test_the_sheet_follows_course_toml_by_default():
+    settings = publish.gradescope()
+    assert gs.sheet(load("03_attention")) == gs.sheet(load("03_attention"), settings=settings)
+    assert f"**the total: {gs.total_shown(settings)}**" in gs.sheet(load("03_attention"))

@@ -26,7 +26,7 @@ from packaging.version import Version
 
 from autograder import gradescope, shipped
 from autograder.assignment import load
-from instructor import build, gradescope_zip
+from instructor import build, gradescope_zip, publish
 
 NAME = "03_attention"
 NO_NAMESPACES = [sys.executable, str(Path(__file__).resolve().parents[1] / "support" / "no_namespaces.py")]
@@ -89,7 +89,7 @@ def test_zip_carries_the_engine_the_cpu_torch_pins_and_no_otter_grading(autograd
     assert Version("2.13.0") not in torch[0].specifier
     others = [p for p in gradescope_zip.pinned() if not p.startswith("torch")]
     assert set(others) <= set(pip)
-    assert config == {"name": NAME, "visibility": "after_published"}
+    assert config == {"name": NAME, **publish.gradescope().as_json()}           # course.toml's
     assert run.index("export COURSE_QUICK=1") < run.index("cd /autograder/source/engine") \
         < run.index("python -m autograder.gradescope /autograder")
 
@@ -230,20 +230,100 @@ def test_degenerate_answers_stay_under_their_caps_through_the_zip(autograder_zip
             {q["question"]: q["points"] for q in row["questions"] if not q["manual"]}, stem
 
 
-def test_a_row_with_flagged_code_is_held_not_published():
-    """Red team F2: Gradescope publishes the total at once, with no one to review a `suspicious code`
-    flag first; the per-question points stay visible (and equal to course grade's), the total waits."""
+def _row(status: str = "ok"):
+    """A graded row of NAME with full marks, one public and one hidden case per question."""
     from autograder.results import CaseResult, Result
     asg = load(NAME)
-    cases = [CaseResult(q.name, "test_x", q.max_points, q.max_points, True, True, "") for q in asg.auto]
-    row = Result("a.ipynb", "a", "suspicious code: scaled_dot_product_attention", cases,
-                 {q.name: q.max_points for q in asg.auto}, tests_ran=True)
+    half = {q.name: q.max_points / 2 for q in asg.auto}
+    cases = [CaseResult(q.name, f"test_{kind}", half[q.name], half[q.name], True, kind == "hidden", "")
+             for q in asg.auto for kind in ("public", "hidden")]
+    full = {q.name: q.max_points for q in asg.auto}
+    return asg, Result("a.ipynb", "a", status, cases, full, tests_ran=True)
+
+
+def test_a_row_with_flagged_code_is_held_not_published():
+    """Red team F2: Gradescope publishes the total it is given, with no one to review a `suspicious
+    code` flag first; the per-question points stay (and equal course grade's), the total is held at 0
+    and the student is told at once, in a visible test, that the 0 is not their grade."""
+    asg, row = _row("suspicious code: scaled_dot_product_attention")
     doc = gradescope.results_json(asg, row, "user")
     assert doc["score"] == 0.0 and doc["extra_data"]["held_points"] == row.total > 0
     assert gradescope.question_points(doc) == {q.name: q.max_points for q in asg.auto}
-    assert "held" in doc["output"] and "suspicious code" in doc["output"]
+    held = (f"Your automatic points ({row.total:g} of {asg.max_points:g}) are held for your "
+            "instructor's review")
+    assert doc["output"].startswith(held) and "suspicious code" in doc["output"]
+    status = next(t for t in doc["tests"] if t["name"] == gradescope.STATUS_TEST)
+    assert status["visibility"] == "visible" and status["output"].startswith(held)
+    assert "that 0 is not your grade" in status["output"] and "held, not lost" in status["output"]
+    assert "suspicious code: scaled_dot_product_attention" in status["output"]
     row.status = "ok"
-    assert gradescope.results_json(asg, row, "user")["score"] == row.total
+    doc = gradescope.results_json(asg, row, "user")
+    assert doc["score"] == row.total and "held" not in doc["output"]
+    assert "held_points" not in doc["extra_data"]
+    assert gradescope.STATUS_TEST not in {t["name"] for t in doc["tests"]}
+
+
+@pytest.mark.parametrize("visibility", publish.VISIBILITIES)
+@pytest.mark.parametrize("public", ["visible", "after_due_date"])
+def test_results_json_carries_course_tomls_visibility(visibility, public):
+    """Each scored test at [gradescope] visibility, the public tests' summary at public_visibility,
+    the 0-point status test always visible, the stdout the instructor's, and no top-level
+    visibility (it would be the default of tests that all have their own)."""
+    asg, row = _row("cell timeout in cell 7")
+    doc = gradescope.results_json(asg, row, "user", visibility, public_visibility=public)
+    seen = {t["name"]: t["visibility"] for t in doc["tests"]}
+    assert seen.pop(gradescope.STATUS_TEST) == "visible"
+    assert seen.pop(gradescope.PUBLIC_TEST) == public
+    assert seen == {q.name: visibility for q in asg.auto}
+    assert doc["stdout_visibility"] == "hidden" and "visibility" not in doc
+    assert all(v in publish.VISIBILITIES for v in seen.values())
+
+
+def test_the_runner_writes_the_zips_visibility(autograder_zip, tmp_path):
+    """The zip's gradescope.json (course.toml's [gradescope] at build time) is what run_autograder
+    writes into results.json: packed here with other settings, graded through the zip."""
+    settings = publish.Gradescope(visibility="after_due_date", public_visibility="hidden")
+    other = tmp_path / "other.zip"
+    gradescope_zip.complete_autograder_zip(build.BUILD / f"{NAME}-otter.zip", other, NAME, settings)
+    assert json.loads(zipfile.ZipFile(other).read(f"engine/{gradescope.CONFIG}")) == \
+        {"name": NAME, "visibility": "after_due_date", "public_visibility": "hidden"}
+    results = gradescope.grade(other, build.NOTEBOOKS / f"{NAME}.ipynb", tmp_path / "run",
+                               prefix=NO_NAMESPACES)
+    seen = {t["name"]: t["visibility"] for t in results["tests"] if t["name"] != gradescope.STATUS_TEST}
+    assert seen == {gradescope.PUBLIC_TEST: "hidden", **{q.name: "after_due_date" for q in load(NAME).auto}}
+    assert results["stdout_visibility"] == "hidden"
+
+
+# What grading never needs and Otter's setup.sh installed on every image build: a browser (Playwright's
+# Chromium and its system libraries), LaTeX and pandoc (PDFs), R's build libraries, a compiler, jq,
+# Jupyter kernels (the engine runs the notebook itself).
+NOT_FOR_GRADING = ("playwright", "chromium", "chrome", "firefox", "webkit", "install-deps", "texlive",
+                   "pandoc", "tinytex", "libgit2", "libxml2", "libcurl", "libssl", "build-essential",
+                   "jq", "nb_conda_kernels", "r-base")
+
+
+def test_setup_sh_installs_only_what_grading_needs(autograder_zip):
+    with zipfile.ZipFile(autograder_zip) as z:
+        setup = z.read("setup.sh").decode()
+        env = yaml.safe_load(z.read("environment.yml"))
+        run = z.read("run_autograder").decode()
+    assert setup == gradescope_zip.SETUP_SH
+    words = setup.lower().replace("/", " ").split()
+    for thing in NOT_FOR_GRADING:
+        assert thing not in words and thing not in setup.lower(), thing
+    commands = [ln.strip() for ln in setup.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    installs = [c for c in commands
+                if c.startswith(("apt-get install", "pip ", "mamba install", "conda install"))]
+    assert installs == ["apt-get install -y --no-install-recommends wget ca-certificates"]
+    assert f"miniforge/releases/download/{gradescope_zip.MINIFORGE}/" in setup
+    assert "mamba env create -f /autograder/source/environment.yml" in commands
+    # the environment it creates is the one run_autograder activates, and names no browser either
+    assert f"mamba activate {env['name']}" in run
+    listed = [d for d in env["dependencies"] if isinstance(d, str)]
+    listed += next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    assert not any(thing in p.lower() for p in listed for thing in ("playwright", "chromium", "pyppeteer"))
+    done = subprocess.run(["bash", "-n"], input=setup, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
 
 
 def test_only_the_way_to_the_engine_stays_open_to_student_code(tmp_path):

@@ -41,6 +41,31 @@ def test_config_errors_say_what_is_wrong(tmp_path, body, says):
         publish.load(_config(tmp_path, body))
 
 
+def test_gradescope_visibility_defaults_and_settings(tmp_path):
+    """[gradescope] is optional: Gradescope's results wait for Publish Grades, the public tests'
+    summary is visible at once; each may be any of Gradescope's four values."""
+    plain = _config(tmp_path, '[publish]\nrepository = "a/b"\n')
+    assert publish.gradescope(plain) == publish.Gradescope("after_published", "visible")
+    for value in publish.VISIBILITIES:
+        path = _config(tmp_path, f'[publish]\nrepository = "a/b"\n[gradescope]\nvisibility = "{value}"\n'
+                                 'public_visibility = "after_due_date"  # with the answers\n')
+        assert publish.gradescope(path) == publish.Gradescope(value, "after_due_date")
+        assert publish.load(path).repository == "a/b"              # one file, both tables
+    assert publish.gradescope().visibility in publish.VISIBILITIES        # the committed course.toml
+
+
+@pytest.mark.parametrize("body, says", [
+    ('[gradescope]\nvisibility = "after_grading"\n',
+     "one of hidden, after_due_date, after_published, visible"),
+    ('[gradescope]\npublic_visibility = "shown"\n', "public_visibility must be one of"),
+    ('[gradescope]\nshow_total = "yes"\n', "unknown setting"),
+    ('gradescope = "visible"\n', "must be a table"),
+])
+def test_gradescope_errors_say_what_is_wrong(tmp_path, body, says):
+    with pytest.raises(publish.ConfigError, match=__import__("re").escape(says)):
+        publish.gradescope(_config(tmp_path, body + '[publish]\nrepository = "a/b"\n'))
+
+
 def test_the_committed_build_follows_course_toml():
     """What `course build --check` guards, stated directly: every student notebook opens with its
     badge, its setup cell downloads from the configured address, README has the table."""
