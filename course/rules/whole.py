@@ -18,7 +18,9 @@ a forbidden piece into under another name; read on the way of the graded code, t
 held (:func:`held`): its points stand as earned and its status asks a person to read it. So is an
 attribute stored anywhere in the notebook's code onto an object reached other than through a
 name (``make().forward = ...``, ``(c := Block).forward = ...``, ``setattr(pick(), ...)``): the
-reading cannot tell which object that is, and it may be a graded class.
+reading cannot tell which object that is, and it may be a graded class. And so is a name the
+graded code reads that a star import of the notebook's own may bind (``from torch.nn.functional
+import *`` after ``from statistics import fmean as layer_norm``): the reading follows the other binding.
 """
 from __future__ import annotations
 
@@ -212,10 +214,16 @@ def _held(reading: Reading, exercise: Exercise) -> list[str]:
                       for s in ast.walk(tree) if isinstance(s, ast.stmt))
     kinds = _Kinds(statements, given)
     path = {id(n) for n in followed(statements, exercise.names, scoped=True)}
+    stars = _star_names(reading)
     found: list[str] = []
     for cell, tree in reading.trees:
         for stmt in tree.body:
             for n, local, _ in _scoped_walk(stmt):
+                if id(n) in path and isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) \
+                        and n.id not in local and n.id in stars \
+                        and any(b.kind != "star" for b in reading.scopes.module.bound.get(n.id, [])):
+                    found.append(f"reads `{n.id}`, which `{stars[n.id]}` may bind instead of what the "
+                                 "reading follows" + _line(reading, n))
                 unnamed = _unnamed_store(n)
                 if unnamed is not None and (reading.own[cell] or id(n) in path):
                     found.append(f"stores into an object it reaches through `{ast.unparse(unnamed)[:60]}`, "
@@ -228,6 +236,37 @@ def _held(reading: Reading, exercise: Exercise) -> list[str]:
                               "object, which the grader cannot tell apart from the graded code"
                               + _line(reading, x) for x in _stores_through_local_aliases(n, local)]
     return list(dict.fromkeys(found))
+
+
+def _star_names(reading: Reading) -> dict[str, str]:
+    """{name: the import} of every name a ``from M import *`` of the notebook's own cells may bind:
+    the names M exports, for a module the rules allow (any other is not allowed anyway). A name
+    the notebook also binds otherwise (``def``, ``import ... as``) may be the star import's once it
+    has run, and the follow does not see which; a name only the star import binds is read as it."""
+    import importlib
+
+    from .allowed import ALLOWED_MODULES
+
+    found: dict[str, str] = {}
+    for cell, tree in reading.trees:
+        if not reading.own[cell]:
+            continue
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+                    and any(a.name == "*" for a in node.names)):
+                continue
+            if node.module not in ALLOWED_MODULES:
+                continue
+            try:
+                module = importlib.import_module(node.module)
+            except Exception:
+                continue
+            exported = getattr(module, "__all__", None)
+            names = exported if isinstance(exported, (list, tuple)) else \
+                [n for n in vars(module) if not n.startswith("_")]
+            for name in names:
+                found.setdefault(str(name), f"from {node.module} import *")
+    return found
 
 
 def _line(reading: Reading, node: ast.AST) -> str:
