@@ -158,7 +158,7 @@ def _filled(path: Path) -> bool:
     return any(any(row[i].strip() for i in typed if i < len(row)) for row in rows[1:])
 
 
-PREFILLED = ".manual.csv.prefilled"    # instructor.manual.prefill: the SHA-256 of what it wrote
+PREFILLED = outdir.PREFILLED          # instructor.manual.prefill: the SHA-256 of what it wrote
 
 
 def set_aside_filled(out: Path, dry_run: bool = False) -> Path | None:

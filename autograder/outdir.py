@@ -48,6 +48,14 @@ _pins: dict[str, Path] = {}     # {OUT, real path: the folder its readers in thi
 _seq = itertools.count()
 
 
+
+# What a grading holds at OUT's documented names (written by autograder/report.py and the tools that
+# add to a grading), and the hand-grading files beside them.
+OUTPUT_FILES = ("grades.csv", "timings.json", "report.html", "questions.json", "canvas_import.csv",
+                "moodle_import.csv", "similarity.csv", "lms.json", "canvas_feedback.zip", "rubric_stats.csv")
+OUTPUT_DIRS = ("results", "feedback", "figures", "manual")
+PREFILLED = ".manual.csv.prefilled"    # instructor.manual.prefill: the SHA-256 of what it wrote
+
 def _kept(name: str) -> bool:
     return name in KEPT or name.startswith(("hand_grades", STAGING_PREFIX, LINK_PREFIX, PART_PREFIX)) \
         or name in (CURRENT, PREVIOUS, VERSIONS)
@@ -235,9 +243,7 @@ def _adopt(out: Path) -> None:
     """A folder of the older layout, its outputs real files at their names: made a version by hard
     links, the pointer set on it, then each name replaced by its link (a file by a rename, a folder
     by an atomic exchange where the kernel has one): each step leaves OUT reading the same bytes."""
-    # not needed by readers: imported here
-    from . import handgrading, report
-    legacy = [n for n in (*report.OUTPUT_FILES, *report.OUTPUT_DIRS, "manual.csv", handgrading.PREFILLED)
+    legacy = [n for n in (*OUTPUT_FILES, *OUTPUT_DIRS, "manual.csv", PREFILLED)
               if os.path.lexists(out / n) and not os.path.islink(out / n)]
     if not legacy:
         return

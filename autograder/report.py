@@ -21,7 +21,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from . import feedback, handgrading, similarity
+from . import feedback, handgrading, outdir, similarity
 from .assignment import Assignment
 from .csvcells import FORMULA_START, clean, csv_text, text_cell  # noqa: F401  (FORMULA_START: re-exported)
 from .inputs import entries_line, lms_id, skip_counts
@@ -386,9 +386,7 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict,
 
 # what a new run removes first; never hand_grades.sqlite (the hand grades, instructor.ledger) nor a
 # filled-in manual.csv (set aside as manual-N.csv)
-OUTPUT_FILES = ("grades.csv", "timings.json", "report.html", "questions.json", "canvas_import.csv",
-                "moodle_import.csv", "similarity.csv", "lms.json", "canvas_feedback.zip", "rubric_stats.csv")
-OUTPUT_DIRS = ("results", "feedback", "figures", "manual")
+OUTPUT_FILES, OUTPUT_DIRS = outdir.OUTPUT_FILES, outdir.OUTPUT_DIRS     # OUT's layout is outdir's
 
 
 def _write(path: Path, text: str) -> None:
