@@ -123,4 +123,22 @@ QUESTIONS = {
         kinds=("zeros", "uniform", "echo", "random"),
         variants=dict(WEIGHTS_THAT_DO_NO_WORK),
     ),
+    "q6": "numbers worked out from the formula (the average of the values and a copy of site 1's): "
+          "the right pair of lists is the answer",
+    "q7": Question(
+        replaces="unscaled_512",
+        cap=0,
+        keeps="nothing: the two numbers are recomputed with the student's own Attention on the table's own "
+              "random numbers, so only what the table prints for that Attention is right",
+        variants={
+            # the numbers a student might guess without running the table: frozen and uniform
+            "guessed_frozen_and_uniform": '''
+                unscaled_512, scaled_512 = 1.0, 1 / 16
+            ''',
+            # the d = 8 row instead of the d = 512 row
+            "wrong_row": '''
+                unscaled_512, scaled_512 = largest[8]
+            ''',
+        },
+    ),
 }

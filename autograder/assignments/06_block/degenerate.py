@@ -86,4 +86,30 @@ QUESTIONS = {
             '''),
         },
     ),
+    # q3's public test looks only at the shape (0 points); its hidden test recomputes the output from
+    # the answer's own norm1, attention, norm2 and mlp, so an answer that does no work keeps nothing.
+    "q3": Question(
+        replaces="NoResidual",
+        cap=0,
+        keeps="nothing: the output is recomputed from the block's own pieces",
+        template='''
+            class NoResidual(Block):
+                def forward(self, x):
+                    return FAKE(x, tuple(x.shape))
+        ''',
+        kinds=("zeros", "echo", "random"),
+        variants={
+            # the residuals kept: a plain Block
+            "still_residual": '''
+                class NoResidual(Block):
+                    pass
+            ''',
+            # the talking step only
+            "attention_only": '''
+                class NoResidual(Block):
+                    def forward(self, x):
+                        return self.attention(self.norm1(x))
+            ''',
+        },
+    ),
 }
