@@ -203,7 +203,7 @@ def limits(names: list[str], zips: Path, dest: Path, cpus: float) -> None:
     """Measure every notebook's solution, heaviest and slowest mutant through its zip at ``cpus``
     processors, namespaces refused; write them into ``dest`` (keeping the other notebooks')."""
     doc = json.loads(dest.read_text()) if dest.exists() else {"notebooks": {}}
-    prefix = [sys.executable, str(ROOT / "tests" / "no_namespaces.py")]
+    prefix = [sys.executable, str(ROOT / "tests" / "support" / "no_namespaces.py")]
     for name in names:
         with tempfile.TemporaryDirectory(prefix="gs-limits-") as tmp:
             memory, slow, rows = heaviest(name, Path(tmp))
@@ -268,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
         notebook = BUILD / f"{name}-solution.ipynb" if args.notebook == "solution" \
             else ROOT / "notebooks" / f"{name}.ipynb"
         zip_path = args.zips / f"{name}-autograder.zip"
-        row = measure(zip_path, notebook, [sys.executable, str(ROOT / "tests" / "no_namespaces.py")]
+        row = measure(zip_path, notebook, [sys.executable, str(ROOT / "tests" / "support" / "no_namespaces.py")]
                       if args.no_namespaces else [])
         print(f"{name:<18} {str(zip_path)[-40:]:<40} {row['seconds']:>8} {row['peak_mb']:>7} "
               f"{row['peak_rss_mb']:>7} {row['score']!s:>6}  {row['mode']}", flush=True)

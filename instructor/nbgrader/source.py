@@ -312,7 +312,8 @@ def source_notebook(name: str, master=None):
             cells.append(_new(cell, answer_source(text), _meta(gid, solution=True)))
             answers[gid] = answer_code(text)
             continue
-        if in_answer and cell.cell_type == "code" and "otter_ignore" not in _tags(cell):
+        if in_answer and cell.cell_type == "code" and "otter_ignore" not in _tags(cell) \
+                and not text.startswith("# GIVEN"):            # a GIVEN cell is the course's, even here
             cells.append(_new(cell, text, {}))                  # scaffolding the student may change
             continue
         locked(cell, "text" if cell.cell_type == "markdown" else "given")

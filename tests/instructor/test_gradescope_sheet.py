@@ -23,8 +23,8 @@ def test_every_notebook_was_measured_on_its_solution_and_heaviest_mutant():
 
 def test_the_sheet_of_03_splits_the_points_and_names_every_field():
     text = gs.sheet(load("03_attention"))
-    assert "| Total points | **13**: the automatic points only (1 more are graded by hand in the " \
-           "second assignment: 14 in all) |" in text
+    assert "| Total points | **15**: the automatic points only (1 more are graded by hand in the " \
+           "second assignment: 16 in all) |" in text
     assert "**Ubuntu / 22.04 / Base**" in text
     assert "**0.5 CPU, 0.75GB RAM** (the default)" in text and "**10 minutes**" in text
     assert "one file, **`03_attention.ipynb`**" in text and "**Publish Grades**" in text
