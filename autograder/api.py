@@ -218,7 +218,8 @@ def _write_shard(config: GradeConfig, asg: assignment_mod.Assignment, out: Path,
     meta["slurm"] = shards.slurm_context()
     meta["kubernetes"] = shards.kubernetes_context()
     if config.gradebook is not None:      # for the merge's LMS export
-        meta["gradebook"] = [str(config.gradebook.path.resolve()), config.gradebook.column]
+        meta["gradebook"] = [str(config.gradebook.path.resolve()), config.gradebook.column,
+                             config.gradebook.export_partial]
     path = shards.write_shard(out, asg, results, meta, k, n, everyone, [s.file for s in subs],
                               limits, [str(s) for s in config.submissions], run=config.shard.run)
     ok = sum(1 for r in results if r.status == "ok")

@@ -210,6 +210,7 @@ def write_files(out: Path, files: dict[Path, bytes | None]) -> None:
 def _publish(staging: Path, out: Path) -> None:
     versions = out / VERSIONS
     versions.mkdir(exist_ok=True)
+    _unfollow(out)
     if not os.path.islink(out / CURRENT):
         _adopt(out)
     try:
@@ -237,6 +238,20 @@ def _publish(staging: Path, out: Path) -> None:
     for v in versions.iterdir():
         if v.name not in keep:
             _remove(v)
+
+
+def _unfollow(out: Path) -> None:
+    """OUT copied by a copier that followed its links (Python's ``shutil.copytree``, ``cp -rL``):
+    the pointers are real folders. The current one becomes a version again and the pointer is set on
+    it; a real ``.previous`` is only a copy, and goes."""
+    previous = out / PREVIOUS
+    if previous.exists() and not previous.is_symlink():
+        _remove(previous)
+    current = out / CURRENT
+    if current.is_dir() and not current.is_symlink():
+        name = _version_name()
+        os.rename(current, out / VERSIONS / name)
+        _symlink(out, CURRENT, f"{VERSIONS}/{name}")
 
 
 def _adopt(out: Path) -> None:

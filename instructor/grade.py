@@ -180,7 +180,9 @@ def merge_main(argv: list[str] | None = None) -> int:
         return 2
     if gradebook is None and merged.meta.get("gradebook"):     # the merged shards' own --gradebook
         found = merged.meta["gradebook"]
-        gradebook = Gradebook(Path(found[0]), args.gradebook_column or found[1], args.export_partial)
+        # and how they were told to export rows whose hand grading is open (older shards: held)
+        partial = args.export_partial or (len(found) > 2 and found[2] is True)
+        gradebook = Gradebook(Path(found[0]), args.gradebook_column or found[1], partial)
     names: StudentNames = NO_NAMES
     if gradebook is not None:              # names in the report, as course grade puts them there
         try:

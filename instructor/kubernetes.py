@@ -134,6 +134,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--namespace", default=None)
     p.add_argument("--name", default=None, help="the Jobs' name suffix (default: the assignment's)")
     p.add_argument("--gradebook", default=None)
+    p.add_argument("--export-partial", action="store_true", help="as for course grade")
     p.add_argument("--no-similarity", action="store_true")
     p.add_argument("--cache", action="store_true",
                    help="the shards keep and reuse OUT/cache (course grade --cache)")
@@ -161,6 +162,8 @@ def shard_script(args: argparse.Namespace) -> str:
            "--timeout", f"{args.timeout:g}", "--no-progress"]
     if args.gradebook:
         cmd += ["--gradebook", args.gradebook]
+        if args.export_partial:
+            cmd.append("--export-partial")
     if args.cache:
         cmd.append("--cache")
     folder = shlex.quote(str(args.out / "shards")) + f'/"$JOB_COMPLETION_INDEX-of-{args.shards}"'

@@ -64,6 +64,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--python", default=sys.executable, help="the Python with the course installed")
     p.add_argument("--gradebook", type=Path, default=None)
     p.add_argument("--gradebook-column", default=None)
+    p.add_argument("--export-partial", action="store_true", help="as for course grade")
     p.add_argument("--no-similarity", action="store_true")
     p.add_argument("--cache", action="store_true",
                    help="the shards keep and reuse OUT/cache (course grade --cache)")
@@ -100,6 +101,8 @@ def grade_command(args: argparse.Namespace, shard: str) -> list[str]:
         cmd += ["--gradebook", str(args.gradebook.resolve())]
         if args.gradebook_column:
             cmd += ["--gradebook-column", args.gradebook_column]
+        if args.export_partial:
+            cmd.append("--export-partial")
     # every task of the array, and a task requeued, belong to one run: the merge takes its shards only
     # (a shard graded again alone, sbatch --array=K, is given its run with COURSE_RUN_ID)
     return cmd + ["--run-id", f"${{{RUN_ENV}:-slurm-${{SLURM_ARRAY_JOB_ID}}}}", "--shard", shard]

@@ -209,7 +209,8 @@ def test_an_older_complete_set_is_not_merged_while_the_newer_is_unfinished(grade
             run="last-week", finished=ahead))
         os.utime(out / "shards" / f"{k}-of-2", (ahead, ahead))
     shutil.copytree(out / "shards" / "0-of-2", out / "shards" / "0-of-2.saved")
-    this_week = ("--gradebook", str(book), "--gradebook-column", "00 Toy (4700)", "--run-id", "this-week")
+    this_week = ("--export-partial", "--gradebook", str(book), "--gradebook-column", "00 Toy (4700)",
+                 "--run-id", "this-week")
     grade(subs, out, "--shard", "0/3", *this_week)
     res = merge(out, "--run-id", "this-week")
     assert res.returncode == 1 and nothing_written(out), res.stdout + res.stderr
@@ -233,7 +234,8 @@ def test_an_older_complete_set_is_not_merged_while_the_newer_is_unfinished(grade
     assert res.returncode == 2 and without_shards(out) == before, res.stdout + res.stderr
     assert "the shards were graded with different gradebooks: " in res.stderr
     assert f"shard 2: {book} column 'Quiz 1 (4702)'" in res.stderr and "nothing was written" in res.stderr
-    res = merge(out, "--shards", "3", "--gradebook", str(book), "--gradebook-column", "4700")
+    res = merge(out, "--shards", "3",
+                "--export-partial", "--gradebook", str(book), "--gradebook-column", "4700")
     assert res.returncode == 0, res.stdout + res.stderr
     assert without_shards(out)["canvas_import.csv"] == before["canvas_import.csv"]
 

@@ -29,6 +29,8 @@ import hostile
 import lms_samples
 import pytest
 
+from autograder import outdir
+
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.e2e
 
@@ -80,12 +82,19 @@ def write_class(root: Path) -> tuple[Path, Path]:
 def grade(bulk: Path, book: Path, out: Path, *extra: str, workers: int = 2,
           **kw) -> subprocess.CompletedProcess:
     return run("-m", "course", "grade", str(bulk), "--assignment", str(hostile.FIXTURE), "--out", str(out),
-               "--workers", str(workers), "--no-progress", "--gradebook", str(book), *extra, **kw)
+               "--workers", str(workers), "--no-progress",
+                                "--export-partial", "--gradebook", str(book), *extra, **kw)
 
 
 def files_of(folder: Path, skip: tuple[str, ...] = ()) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and not p.relative_to(folder).as_posix().startswith(skip)}
+    """OUT as its readers see it: the current grading at OUT's documented names, and the files kept
+    beside it (the ledger, earlier manual.csv copies); not the versions' own folder names."""
+    current = outdir.resolve(folder)
+    found = {p.relative_to(current).as_posix(): p.read_bytes() for p in sorted(current.rglob("*"))
+             if p.is_file()}
+    found.update({p.name: p.read_bytes() for p in folder.iterdir()
+                  if p.is_file() and not p.is_symlink() and not p.name.startswith(".")})
+    return {k: v for k, v in sorted(found.items()) if not k.startswith(skip)}
 
 
 def results_without_memory(folder: Path) -> dict[str, dict]:
@@ -138,7 +147,7 @@ def graded(tmp_path_factory) -> dict:
     rendered = run("-m", "course", "kubernetes", str(sharded), str(bulk), "--shards", "3", "--assignment",
                    str(hostile.FIXTURE), "--image", "registry.example/course:1", "--repo", str(REPO),
                    "--python", sys.executable, "--workers", "1", "--memory", "1.5", "--mount", str(root),
-                   "--gradebook", str(book), "--claim", "grading-pvc")
+                   "--export-partial", "--gradebook", str(book), "--claim", "grading-pvc")
     assert rendered.returncode == 0, rendered.stdout + rendered.stderr
     text = (sharded / "kubernetes" / "grade.yaml").read_text()
     grade_job, merge_job = list(yaml.safe_load_all(text))
@@ -346,7 +355,8 @@ def test_slurm_job_array_and_afterok_merge_grade_as_one_machine(graded, slurm):
     root = graded["root"]
     out = root / "slurm-out"
     res = run("-m", "course", "slurm", str(out), str(graded["bulk"]), "--shards", "2", "--assignment",
-              str(hostile.FIXTURE), "--workers", "1", "--memory", "1.5", "--gradebook", str(graded["book"]),
+              str(hostile.FIXTURE), "--workers", "1", "--memory", "1.5",
+                  "--export-partial", "--gradebook", str(graded["book"]),
               "--submit", env={"SLURM_CONF": slurm["SLURM_CONF"]})
     assert res.returncode == 0, res.stdout + res.stderr
     script = (out / "slurm" / "grade.sbatch").read_text()

@@ -61,12 +61,13 @@ def week(tmp_path_factory) -> dict:
     moodle.write_bytes(lms_samples.moodle_worksheet([("777", AT), ("778", "+Not Graded")]))
     out = root / "out"
     graded = course("grade", str(subs), "--assignment", str(hostile.FIXTURE), "--out", str(out),
-                    "--workers", "2", "--no-progress", "--no-similarity", "--gradebook", str(canvas))
+                    "--workers", "2", "--no-progress", "--no-similarity",
+                            "--export-partial", "--gradebook", str(canvas))
     zip_after_grading = _zip_names(out)
     filled = fill_by_column(out / "manual.csv", root / "filled.csv",
                             {f: "1" for f in (HONEST, FLAGGED, TWICE, TWICE_LATE, MOODLE)})
     merged = course("manual", str(out), str(filled))
-    to_moodle = course("manual", str(out), "--gradebook", str(moodle))
+    to_moodle = course("manual", str(out), "--export-partial", "--gradebook", str(moodle))
     return {"out": out, "graded": graded, "merged": merged, "to_moodle": to_moodle,
             "zip_after_grading": zip_after_grading}
 

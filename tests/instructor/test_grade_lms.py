@@ -422,7 +422,7 @@ def redteam(tmp_path_factory) -> dict:
                                                         ("104", "Someone")]))
     import time
     t0 = time.monotonic()
-    res = grade_folder([canvas, moodle], root / "out", "--gradebook", str(book))
+    res = grade_folder([canvas, moodle], root / "out", "--export-partial", "--gradebook", str(book))
     seconds = time.monotonic() - t0
     res_alone = grade_folder([alone], root / "alone_out")
     return {"root": root, "out": root / "out", "result": res, "seconds": seconds, "book": book,
@@ -496,7 +496,8 @@ def test_a5_names_that_differ_by_a_quote_merge_apart_and_the_moodle_import_follo
     assert "'" + FORMULA in files and "'" + QUOTED in files      # two cells, two rows
     points = {"'" + FORMULA: "1", "'" + QUOTED: "0.5", SOL_ROW: "1", MOODLE_ALICE: "1"}
     filled = fill_by_column(out / "manual.csv", tmp_path / "filled.csv", points)
-    res = run("-m", "course", "manual", str(out), str(filled), "--gradebook", str(redteam["worksheet"]))
+    res = run("-m", "course", "manual", str(out), str(filled), "--export-partial",
+              "--gradebook", str(redteam["worksheet"]))
     assert res.returncode == 0, res.stderr
     merged = grade_rows(out)
     assert (merged["'" + FORMULA]["q4"], merged["'" + QUOTED]["q4"]) == ("1.0", "0.5")
@@ -555,7 +556,7 @@ def redteam3(tmp_path_factory) -> dict:
     bulk.write_bytes(zip_bytes([*uploads, (GUESSES, guesses)]))
     book = root / "gradebook.csv"
     book.write_bytes(lms_samples.canvas_gradebook(RT3_STUDENTS, manual_posting=False))
-    res = grade_folder([folder, bulk], root / "out", "--gradebook", str(book))
+    res = grade_folder([folder, bulk], root / "out", "--export-partial", "--gradebook", str(book))
     res_alone = grade_folder([alone], root / "alone_out")
     return {"root": root, "out": root / "out", "result": res, "book": book,
             "rows": grade_rows(root / "out") if res.returncode == 0 else {},
@@ -578,7 +579,8 @@ def test_rt3_a1_a_name_that_is_not_utf8_is_graded_and_merged_by_course_manual(re
     out, rows = redteam3["out"], redteam3["rows"]
     assert _score(rows[LATIN1_ROW]) == ["2.0", "2.0", "1.0", "5.0", "ok", "10909"]
     filled = fill_by_column(out / "manual.csv", tmp_path / "filled.csv", {LATIN1_ROW: "1", SOL_ROW: "0.5"})
-    res = run("-m", "course", "manual", str(out), str(filled), "--gradebook", str(redteam3["book"]))
+    res = run("-m", "course", "manual", str(out), str(filled), "--export-partial",
+              "--gradebook", str(redteam3["book"]))
     assert res.returncode == 0, res.stdout + res.stderr
     merged = grade_rows(out)
     assert (merged[LATIN1_ROW]["q4"], merged[LATIN1_ROW]["final_points_earned"]) == ("1.0", "6.0")
@@ -649,8 +651,8 @@ def week(tmp_path_factory) -> dict:
         return run("-m", "course", "grade", str(subs), "--assignment", str(asg), "--out", str(out),
                    "--workers", "2", "--no-progress", "--no-similarity", *extra)
 
-    without = grade("--gradebook", str(book))
-    first = grade("--gradebook", str(book), "--gradebook-column", "4700")
+    without = grade("--export-partial", "--gradebook", str(book))
+    first = grade("--export-partial", "--gradebook", str(book), "--gradebook-column", "4700")
     filled = root / "filled-by-the-ta.csv"
     fill_by_column(out / "manual.csv", filled, {ALICE: "1", BOB: "0.5", DAVE: "0", WRONG: "0"})
     with open(filled, newline="", encoding="utf-8") as f:
@@ -699,7 +701,7 @@ def test_week_course_manual_with_a_mistake_changes_nothing(week, tmp_path):
     moved = tmp_path / "gone.csv"                     # a gradebook that is not there any more
     res = run("-m", "course", "manual", str(out), str(fill_by_column(out / "manual.csv", tmp_path / "ok.csv",
                                                                      {ALICE: "0.5"})),
-              "--gradebook", str(moved))
+              "--export-partial", "--gradebook", str(moved))
     assert res.returncode == 2 and _files_of(out) == before
 
 
@@ -822,7 +824,8 @@ def moodle_week(tmp_path_factory) -> dict:
                                                    ("205", "Eli Roth")]))
     out = root / "out"
     graded = run("-m", "course", "grade", str(subs), "--assignment", str(hostile.FIXTURE), "--out", str(out),
-                 "--workers", "2", "--no-progress", "--no-similarity", "--gradebook", str(book))
+                 "--workers", "2", "--no-progress", "--no-similarity",
+                         "--export-partial", "--gradebook", str(book))
     filled = fill_by_column(out / "manual.csv", root / "filled.csv",
                             {M_ANA: "0.5", M_BEN: "1", M_CHEN1: "1", M_CHEN2: "1"})
     with open(filled, newline="", encoding="utf-8") as f:

@@ -53,7 +53,8 @@ def test_an_interrupted_regrade_leaves_the_finished_week_as_it_was(tmp_path):
     book.write_bytes(lms_samples.canvas_gradebook([(f"S, {k}", f"1010{k}", "", "", "A") for k in range(3)]))
     out = tmp_path / "out"
     grade = course("grade", str(subs), "--assignment", str(hostile.FIXTURE), "--out", str(out),
-                   "--workers", "1", "--no-progress", "--no-similarity", "--gradebook", str(book))
+                   "--workers", "1", "--no-progress", "--no-similarity",
+                           "--export-partial", "--gradebook", str(book))
     env = dict(os.environ, OMP_NUM_THREADS="1")
     first = subprocess.run(grade, capture_output=True, text=True, cwd=REPO, env=env, timeout=600)
     assert first.returncode == 0, first.stderr[-3000:]
