@@ -459,7 +459,7 @@ def test_a1_a_bare_cr_in_a_status_or_a_name_stays_inside_its_cell(redteam):
     # the unmodified manual.csv merges (nothing typed, nothing changed), then a filled one merges
     copy = redteam["root"] / "untouched.csv"
     shutil.copy(out / "manual.csv", copy)
-    res = run("-m", "course", "manual", str(out), str(copy))
+    res = run("-m", "course", "manual", str(out), str(copy), "--export-partial")
     assert res.returncode == 0, res.stderr
 
 
@@ -651,8 +651,8 @@ def week(tmp_path_factory) -> dict:
         return run("-m", "course", "grade", str(subs), "--assignment", str(asg), "--out", str(out),
                    "--workers", "2", "--no-progress", "--no-similarity", *extra)
 
-    without = grade("--export-partial", "--gradebook", str(book))
-    first = grade("--export-partial", "--gradebook", str(book), "--gradebook-column", "4700")
+    without = grade("--gradebook", str(book))
+    first = grade("--gradebook", str(book), "--gradebook-column", "4700")
     filled = root / "filled-by-the-ta.csv"
     fill_by_column(out / "manual.csv", filled, {ALICE: "1", BOB: "0.5", DAVE: "0", WRONG: "0"})
     with open(filled, newline="", encoding="utf-8") as f:
