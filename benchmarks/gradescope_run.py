@@ -268,8 +268,8 @@ def main(argv: list[str] | None = None) -> int:
         notebook = BUILD / f"{name}-solution.ipynb" if args.notebook == "solution" \
             else ROOT / "notebooks" / f"{name}.ipynb"
         zip_path = args.zips / f"{name}-autograder.zip"
-        row = measure(zip_path, notebook, [sys.executable, str(ROOT / "tests" / "support" / "no_namespaces.py")]
-                      if args.no_namespaces else [])
+        seccomp = [sys.executable, str(ROOT / "tests" / "support" / "no_namespaces.py")]
+        row = measure(zip_path, notebook, seccomp if args.no_namespaces else [])
         print(f"{name:<18} {str(zip_path)[-40:]:<40} {row['seconds']:>8} {row['peak_mb']:>7} "
               f"{row['peak_rss_mb']:>7} {row['score']!s:>6}  {row['mode']}", flush=True)
     return 0
