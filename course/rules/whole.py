@@ -115,6 +115,13 @@ def _plain_binding(s: ast.stmt, name: str, plain_name: Callable[[str], bool]) ->
         return isinstance(s.target, ast.Name) and s.value is not None and _plain(s.value, plain_name)
     if isinstance(s, ast.AugAssign):
         return plain_name(name) and _plain(s.value, plain_name)
+    if isinstance(s, (ast.For, ast.AsyncFor)) and isinstance(s.target, ast.Name):
+        # ``for heads in (1, 4):``, ``for i in range(3):``: each value plain
+        it = s.iter
+        if isinstance(it, (ast.Tuple, ast.List, ast.Set)):
+            return all(_plain(e, plain_name) for e in it.elts)
+        return isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" \
+            and all(_plain(a, plain_name) for a in it.args)
     return False
 
 
@@ -229,7 +236,8 @@ def _held(reading: Reading, exercise: Exercise) -> list[str]:
                     found.append(f"stores into an object it reaches through `{ast.unparse(unnamed)[:60]}`, "
                                  "which the grader cannot tell apart from the graded code"
                                  + _line(reading, n))
-                if id(n) in path:
+                if id(n) in path and not (isinstance(n, ast.Name) and id(n) not in _in_code(stmt)
+                                          and id(n) not in _carried(stmt, kinds)):
                     found += _on_the_way(n, stmt, local, kinds, reading)
                 if reading.own[cell] and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     found += [f"stores into `{ast.unparse(x)[:60]}` under a local name for a notebook-level "
@@ -281,7 +289,8 @@ def _on_the_way(n: ast.AST, stmt: ast.stmt, local: frozenset[str], kinds: _Kinds
 
     if isinstance(n, ast.ClassDef):
         return [f"keeps an object in the class attribute `{_names(a)}` of {n.name}, which other code may "
-                "change under another name" + _line(reading, a) for a in n.body if _object_value(a, kinds)]
+                "change under another name" + _line(reading, a) for a in n.body if _object_value(a, kinds)] \
+            + _class_stores(n, reading)
     if isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and code(t.value) for t in n.targets) \
             and _object_value(n, kinds):
         return [f"puts an object onto `{_names(n)}`, which other code may change under another name"
@@ -296,6 +305,88 @@ def _on_the_way(n: ast.AST, stmt: ast.stmt, local: frozenset[str], kinds: _Kinds
         return [f"uses `{n.id}`, a notebook-level object other code may change under another name"
                 + _line(reading, n)]
     return []
+
+
+def _carried(stmt: ast.stmt, kinds: _Kinds) -> set[int]:
+    """The names a top-level statement reads where what they hold may pass into code: as an argument
+    of a call of the notebook's code (a class or function, or a method reached from one), or as the
+    value stored onto an attribute or an item of code or of the course's data. Read anywhere else
+    as the statement runs (``la, lb = model(a), model(b)`` measuring a network), an object goes
+    nowhere the graded code reads, and holds nothing. Inside code (:func:`_in_code`) every read
+    counts."""
+    def code_call(call: ast.Call) -> bool:
+        root = call.func
+        while isinstance(root, (ast.Attribute, ast.Call, ast.Subscript)):
+            root = root.func if isinstance(root, ast.Call) else root.value
+        return isinstance(root, ast.Name) and own_code(root.id)
+
+    def own_code(name: str) -> bool:
+        """A class or function of the notebook's (a module's function cannot keep what it is given
+        where the graded code reads it), or the course's data."""
+        bindings = kinds.bindings(name)
+        if kinds.kind(name) == "given":            # the course's data, not a module it imports
+            return not all(isinstance(b, (ast.Import, ast.ImportFrom)) for b in bindings)
+        return kinds.kind(name) == "code" and any(
+            isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign))
+            for b in bindings)
+
+    def code_store(target: ast.AST) -> bool:
+        """An attribute or item stored onto the notebook's code or the course's data (a store into
+        any other object is seen where the graded code reads that object)."""
+        if not isinstance(target, (ast.Attribute, ast.Subscript)):
+            return False
+        root = target
+        while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+            root = root.func if isinstance(root, ast.Call) else root.value
+        return not isinstance(root, ast.Name) or kinds.kind(root.id) in ("code", "given")
+
+    carried: set[int] = set()
+    for x in ast.walk(stmt):
+        values: list[ast.AST] = []
+        if isinstance(x, ast.Call) and code_call(x):
+            values = [*x.args, *(k.value for k in x.keywords)]
+        elif isinstance(x, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = x.targets if isinstance(x, ast.Assign) else [x.target]
+            if any(code_store(t) for t in targets) and x.value is not None:
+                values = [x.value]
+        carried |= {id(v) for value in values for v in ast.walk(value) if isinstance(v, ast.Name)}
+    return carried
+
+
+def _in_code(stmt: ast.stmt) -> set[int]:
+    """The nodes of a top-level statement that are code: inside a def, a lambda or a class body."""
+    inside: set[int] = set()
+    for x in ast.walk(stmt):
+        if isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            inside |= {id(y) for y in ast.walk(x)}
+    return inside
+
+
+def _class_stores(cls: ast.ClassDef, reading: Reading) -> list[str]:
+    """A class on the way whose own code can change the class itself from a call the reading cannot
+    tie to it (``reg = Reg(); reg.register(piece)`` with ``cls.step = piece`` in a classmethod): a
+    metaclass, or a classmethod that stores onto its ``cls``."""
+    if cls.keywords or any(isinstance(b, ast.Name) and b.id == "type" for b in cls.bases):
+        return [f"{cls.name} has a metaclass or is one, whose methods change a class from calls the "
+                "grader cannot follow" + _line(reading, cls)]
+    found = []
+    for fn in cls.body:
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fn.args.args \
+                or not any(isinstance(d, ast.Name) and d.id == "classmethod" for d in fn.decorator_list):
+            continue
+        first = fn.args.args[0].arg
+        for x in ast.walk(fn):
+            targets = x.targets if isinstance(x, ast.Assign) else [x.target] \
+                if isinstance(x, (ast.AugAssign, ast.AnnAssign)) else []
+            stored = any(isinstance(t, (ast.Attribute, ast.Subscript)) and isinstance(t.value, ast.Name)
+                         and t.value.id == first for t in targets)
+            set_by_call = isinstance(x, ast.Call) and isinstance(x.func, ast.Name) \
+                and x.func.id in ("setattr", "delattr") and x.args \
+                and isinstance(x.args[0], ast.Name) and x.args[0].id == first
+            if stored or set_by_call:
+                found.append(f"{cls.name}.{fn.name} stores onto its class through `{first}`, from calls "
+                             "the grader cannot tie to the class" + _line(reading, x))
+    return found
 
 
 def _within_plain_binding(n: ast.Name, stmt: ast.stmt, kinds: _Kinds) -> bool:
