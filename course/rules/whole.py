@@ -222,6 +222,7 @@ def _held(reading: Reading, exercise: Exercise) -> list[str]:
     kinds = _Kinds(statements, given)
     path = {id(n) for n in followed(statements, exercise.names, scoped=True)}
     stars = _star_names(reading)
+    graded = set(exercise.names)     # a statement that binds a graded name: all it reads goes into it
     found: list[str] = []
     for cell, tree in reading.trees:
         for stmt in tree.body:
@@ -237,6 +238,7 @@ def _held(reading: Reading, exercise: Exercise) -> list[str]:
                                  "which the grader cannot tell apart from the graded code"
                                  + _line(reading, n))
                 if id(n) in path and not (isinstance(n, ast.Name) and id(n) not in _in_code(stmt)
+                                          and not graded & set(_bound(stmt))
                                           and id(n) not in _carried(stmt, kinds)):
                     found += _on_the_way(n, stmt, local, kinds, reading)
                 if reading.own[cell] and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -351,6 +353,11 @@ def _carried(stmt: ast.stmt, kinds: _Kinds) -> set[int]:
                 values = [x.value]
         carried |= {id(v) for value in values for v in ast.walk(value) if isinstance(v, ast.Name)}
     return carried
+
+
+def _bound(stmt: ast.stmt) -> list[str]:
+    """Every name a top-level statement binds, in its own body too (a loop's, an ``if``'s)."""
+    return [name for s in top_level([stmt]) for name in bound_names(s)]
 
 
 def _in_code(stmt: ast.stmt) -> set[int]:
