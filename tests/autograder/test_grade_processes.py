@@ -72,6 +72,9 @@ def _notebook(first: str, attention: str) -> bytes:
     nb = json.loads(forgery.attack_notebook(spec))
     setup = next(i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code")
     nb["cells"].insert(setup + 1, forgery._code(first))
+    for cell in nb["cells"]:            # the sqrt(d) table calls Attention 600 times: a process each
+        if "".join(cell["source"]).startswith("# GIVEN: the largest weight of a row"):
+            cell.setdefault("metadata", {}).setdefault("tags", []).append("otter_ignore")
     return (json.dumps(nb, indent=1) + "\n").encode()
 
 
@@ -97,9 +100,13 @@ def test_the_honest_solution_keeps_every_point(batch):
 def test_the_rules_point_is_lost(batch, name):
     row = batch["rows"][name]
     status, why = CASES[name][2:]
-    assert float(row["total_points_earned"]) == forgery.points()[1], row      # right answers, no rules point
+    # right answers, no rules point (a question whose own tests call the Attention that starts
+    # processes, such as 03 q7's sqrt(d) table, loses its point to the process watch too)
+    assert float(row["total_points_earned"]) <= forgery.points()[1], row
     assert row["grading_status"].startswith(status), row["grading_status"]
     result = json.loads((batch["out"] / "results" / f"{Path(name).stem}.json").read_text(encoding="utf-8"))
+    q1 = [t for t in result["tests"] if t["question"] == "q1" and t["name"] != "test_rules"]
+    assert q1 and all(t["passed"] for t in q1), q1
     rules = [t for t in result["tests"] if t["name"] == "test_rules"]
     assert rules and not any(t["passed"] for t in rules), rules
     assert any(why in json.dumps(t) for t in rules) or why in row["grading_status"], rules
