@@ -22,6 +22,8 @@ from pathlib import Path
 import hostile
 import pytest
 
+from autograder import outdir
+
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.e2e
 SOL, PLOT, BLANK = "sol.ipynb", "plot.ipynb", "blank.ipynb"
@@ -44,8 +46,15 @@ def requests(out: Path) -> dict[str, int]:
 
 
 def files(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    """OUT as its readers see it: the current grading at its documented names, and the files kept
+    beside it (the cache, the ledger); not the versions' own folder names."""
+    current = outdir.resolve(folder)
+    found = {p.relative_to(current).as_posix(): p.read_bytes() for p in sorted(current.rglob("*"))
+             if p.is_file()}
+    kept = [p for p in sorted(folder.rglob("*")) if p.is_file() and not p.is_symlink()]
+    found.update({p.relative_to(folder).as_posix(): p.read_bytes() for p in kept
+                  if not p.relative_to(folder).as_posix().startswith(".")})
+    return dict(sorted(found.items()))
 
 
 def test_regrade_reruns_only_what_a_changed_test_can_affect_and_keeps_hand_grades(tmp_path):
