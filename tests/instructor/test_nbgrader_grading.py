@@ -278,7 +278,8 @@ def test_the_attack_scores_what_its_content_deserves_under_nbgrader(engine_class
     """In the student's kernel the replaced `close` passes the tests; the judge zeroes the row."""
     assert engine_class["course"]["attack"]["grading_status"].startswith("tampering detected")
     assert sum(_exported(engine_class, "attack").values()) == 0.0
-    assert "attack: 0 / 13 automatic points" in engine_class["engine"].stdout
+    full = load("03_attention").max_points
+    assert f"attack: 0 / {full:g} automatic points" in engine_class["engine"].stdout
 
 
 def test_a_row_the_rules_flagged_is_held_in_nbgraders_gradebook(engine_class):
