@@ -47,5 +47,8 @@ def test_the_shortcuts_keep_nothing_of_their_question_and_the_rest_as_earned(rou
         assert sum(rows["blank"].values()) == 0, route
         for label, q in by_question.items():
             assert rows[label][q] == 0, (route, label)
-            assert {k: v for k, v in rows[label].items() if k != q} == \
-                {k: v for k, v in full.items() if k != q}, (route, label)
+            # the rest as earned: a question built on the same piece (06 q3's NoResidual(Block)) may
+            # lose with it; none gains
+            assert all(v <= full[k] for k, v in rows[label].items() if k != q), (route, label)
+            assert sum(v for k, v in rows[label].items() if k != q) >= sum(full.values()) - full[q] - 1, \
+                (route, label)
