@@ -27,7 +27,7 @@ def test_the_sheet_of_03_splits_the_points_and_names_every_field():
            "second assignment: 16 in all) |" in text
     assert "**Ubuntu / 22.04 / Base**" in text
     assert "**0.5 CPU, 0.75GB RAM** (the default)" in text and "**10 minutes**" in text
-    assert "one file, **`03_attention.ipynb`**" in text and "**Publish Grades**" in text
+    assert "one file, **`03_attention.ipynb`**" in text and "Review Grades -> Publish Grades" in text
     assert "| q3 | 1 | 2 |" in text                      # the outline of the second assignment
 
 
