@@ -4,8 +4,8 @@
     python -m benchmarks.grade_snapshot --compare BEFORE.json AFTER.json
 
 For each notebook (default: all nine) it grades, in one ``python -m autograder`` batch, the built
-solution, the blank student notebook, every mutant and every degenerate answer
-(autograder/assignments/NN_name/), and writes one JSON document: per notebook, per submission, the
+solution, the blank student notebook, every mutant, degenerate, shortcut and correct-alternative
+answer (autograder/assignments/NN_name/), and writes one JSON document: per notebook, per submission, the
 grading status, the points of each question, and each test case's verdict and message. The engine
 is called through its command line, so the same script snapshots the code before and after a change.
 
@@ -30,13 +30,16 @@ NOTEBOOKS = ("01_no_talking", "02_with_position", "03_attention", "04_head", "05
 
 
 def write_class(notebook: str, out: Path) -> None:
-    """The solution, the blank, every mutant and every degenerate answer of one notebook, in ``out``."""
+    """The solution, the blank and every mutant, degenerate, shortcut and correct-alternative answer of
+    one notebook, in ``out``."""
     import shutil
 
-    from autograder import degenerate, mutants
+    from autograder import alternatives, degenerate, mutants, shortcuts
     out.mkdir(parents=True, exist_ok=True)
     mutants.write_submissions(notebook, out)
     degenerate.write_submissions(notebook, out)
+    degenerate.write_submissions(notebook, out, shortcuts.shortcuts(notebook))
+    alternatives.write_submissions(notebook, out)
     solution = ROOT / "autograder" / "build" / f"{notebook}-solution.ipynb"
     shutil.copy(solution, out / f"{notebook}__solution.ipynb")
     shutil.copy(ROOT / "notebooks" / f"{notebook}.ipynb", out / f"{notebook}__blank.ipynb")
