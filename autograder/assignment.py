@@ -19,7 +19,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from . import exercise_rules
 
@@ -88,13 +88,22 @@ class Assignment:
                  **({"rules": q.rules} if q.rules else {})} for q in self.auto]
 
 
+class _CaseOptions(TypedDict):
+    """What a test file's ``@test_case(...)`` says about one case."""
+    name: str | None
+    points: float | None
+    hidden: bool
+    success_message: str | None
+    failure_message: str | None
+
+
 class _TestCase:
     """Stands in for ``otter.test_files.test_case`` while a test file is read."""
 
     def __init__(self, name: str | None = None, points: float | None = None, hidden: bool = False,
                  success_message: str | None = None, failure_message: str | None = None) -> None:
-        self.kw = {"name": name, "points": points, "hidden": hidden, "success_message": success_message,
-                   "failure_message": failure_message}
+        self.kw: _CaseOptions = {"name": name, "points": points, "hidden": hidden,
+                                 "success_message": success_message, "failure_message": failure_message}
         self.func: Any = None
 
     def __call__(self, func: Any) -> _TestCase:
@@ -139,7 +148,9 @@ def read_test_file(question: str, source: str, path: Path | str = "<test>") -> t
 
 
 def names(base: Path = ASSIGNMENTS) -> list[str]:
-    """The built assignments, in course order (``01_no_talking``, ...)."""
+    """The assignments the build has written (each NN_name/ with its assignment.json), in course
+    order: what the grader can grade here. Which notebooks the course has is course.toml's list
+    (instructor/registry.py), which the build follows."""
     return sorted(p.name for p in base.iterdir() if (p / "assignment.json").is_file())
 
 

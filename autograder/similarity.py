@@ -59,7 +59,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import outdir
+from . import master_format, outdir
 from .similarity_fingerprints import (
     COMMON,
     COMMON_MIN,
@@ -111,8 +111,6 @@ SETUP_MARK = "# GIVEN: setup."
 QUESTION_NUMBER = re.compile(r"\*\*(?:Question\s+(\d+)\b|q(\d+)\b)")
 CHECK_CALL = re.compile(r"""^\s*(?:\w+\.)?check\(\s*["'][\w\-]+["']\s*\)\s*;?\s*$""")
 END_QUESTION = "<!-- END QUESTION -->"
-SOLUTION_MARK = re.compile(r"^\s*#\s*(BEGIN|END)\s+(PROMPT|SOLUTION)?", re.IGNORECASE)
-SOLUTION_TAIL = re.compile(r"\s*#\s*SOLUTION\s*$", re.IGNORECASE)
 
 
 # ---------------------------------------------------------------- which cells are answers
@@ -171,40 +169,15 @@ def master_answers(name: str, repo: Path | None = None) -> list[dict] | None:
     path = repo / "solutions" / f"{name}.ipynb"
     if not path.is_file():
         return None
-    nb = json.loads(path.read_text(encoding="utf-8"))
-    out, question, tests = [], "", False
-    for i, cell in enumerate(nb.get("cells", [])):
-        text = _text(cell.get("source"))
-        if cell.get("cell_type") == "raw":
-            head = text.strip().upper()
-            if head.startswith("# BEGIN QUESTION"):
-                m = re.search(r"^\s*name:\s*(\S+)", text, re.MULTILINE)
-                question = m.group(1) if m else ""
-            elif head.startswith("# END QUESTION"):
-                question = ""
-            elif head.startswith("# BEGIN TESTS"):
-                tests = True
-            elif head.startswith("# END TESTS"):
-                tests = False
-        elif cell.get("cell_type") == "code" and question and not tests:
-            answer = _solution_lines(text)
+    cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+    out = []
+    for place in master_format.walk(cells):
+        if place.cell.get("cell_type") == "code" and place.question and place.region != "tests":
+            answer = master_format.split_solution(_text(place.cell.get("source")))[0]
             if answer.strip():
-                out.append({"cell": i + 1, "question": question, "source": answer})
+                out.append({"cell": place.index + 1, "question": place.question.name, "source": answer})
     return out
 
-
-def _solution_lines(source: str) -> str:
-    """A master code cell's answer lines, as otter assign removes them (course.build.split_solution,
-    without importing the build): its solution blocks and ``# SOLUTION`` lines."""
-    answer, block = [], None
-    for line in source.splitlines():
-        mark = SOLUTION_MARK.match(line)
-        if mark:
-            block = (mark.group(2) or "").lower() if mark.group(1).upper() == "BEGIN" else None
-            block = "solution" if block and block.startswith("solution") else block
-        elif block == "solution" or (block is None and SOLUTION_TAIL.search(line)):
-            answer.append(SOLUTION_TAIL.sub("", line))
-    return "\n".join(answer)
 
 # ---------------------------------------------------------------- a class
 
@@ -247,7 +220,7 @@ def read_folder(out: Path) -> tuple[str, list[dict]]:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise SystemExit(f"course similarity: {out} is not a folder course grade wrote "
                          f"(no questions.json): {exc}") from None
-    subs = []
+    subs: list[dict[str, Any]] = []
     for path in sorted((out / "results").glob("*.json")):
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))

@@ -3,11 +3,12 @@
     python -m benchmarks.grade_snapshot OUT.json [NN_name ...] [--workers 2]
     python -m benchmarks.grade_snapshot --compare BEFORE.json AFTER.json
 
-For each notebook (default: all nine) it grades, in one ``python -m autograder`` batch, the built
-solution, the blank student notebook, every mutant, degenerate, shortcut and correct-alternative
-answer (autograder/assignments/NN_name/), and writes one JSON document: per notebook, per submission, the
-grading status, the points of each question, and each test case's verdict and message. The engine
-is called through its command line, so the same script snapshots the code before and after a change.
+For each notebook (default: every notebook course.toml lists) it grades, in one ``python -m
+autograder`` batch, the built solution, the blank student notebook, every mutant, degenerate, shortcut
+and correct-alternative answer (autograder/assignments/NN_name/), and writes one JSON document: per
+notebook, per submission, the grading status, the points of each question, and each test case's
+verdict and message. The engine is called through its command line, so the same script snapshots the
+code before and after a change.
 
 ``--compare`` prints every submission whose status, points or test verdicts differ between two
 snapshots (and, separately, cases whose message alone changed) and exits 1 when a point or a verdict
@@ -25,8 +26,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = ("01_no_talking", "02_with_position", "03_attention", "04_head", "05_multihead",
-             "06_block", "07_my_transformer", "08_causal", "09_gpt")
 
 
 def write_class(notebook: str, out: Path) -> None:
@@ -125,8 +124,10 @@ def main(argv: list[str] | None = None) -> int:
         return compare(before, after)
     if not args.paths:
         p.error("OUT.json is required")
-    out, notebooks = Path(args.paths[0]), args.paths[1:] or list(NOTEBOOKS)
-    unknown = [n for n in notebooks if n not in NOTEBOOKS]
+    from instructor import registry
+    course = registry.notebooks()
+    out, notebooks = Path(args.paths[0]), args.paths[1:] or course
+    unknown = [n for n in notebooks if n not in course]
     if unknown:
         p.error(f"unknown notebook(s): {', '.join(unknown)}")
     out.write_text(json.dumps(snapshot(notebooks, args.workers), indent=1, sort_keys=True) + "\n")

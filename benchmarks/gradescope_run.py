@@ -251,8 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cpus", type=float, default=0.5, help="the CPU share for --limits (Gradescope: 0.5)")
     args = p.parse_args(argv)
     if args.limits is not None:
-        every = [d.name for d in sorted((ROOT / "autograder" / "assignments").glob("[0-9][0-9]_*"))]
-        limits(args.names or every, args.zips, args.limits, args.cpus)
+        from instructor import registry
+        limits(args.names or registry.notebooks(), args.zips, args.limits, args.cpus)
         return 0
     args.names = args.names or list(DEFAULT)
     if args.parity:

@@ -1,6 +1,7 @@
 """The instructor's command line: one verb per job.
 
-    course build                     master notebooks -> student notebooks + autograder tests
+    course new NN_name "Title"       a new notebook from the template, listed in course.toml
+    course build [NN_name...]        master notebooks -> student notebooks + autograder tests
     course grade SUBMISSION... --assignment NN_name --out DIR [--gradebook CANVAS.csv] [--shard K/N]
     course merge DIR [SHARD_DIR...]  the shards of `course grade --shard K/N` into DIR
     course slurm DIR --shards N --assignment NN_name SUBMISSION... [--submit]   a job array + merge job
@@ -17,6 +18,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from autograder.refusal import run as refusing
@@ -83,7 +85,10 @@ def main(argv: list[str] | None = None) -> int:
         print(USAGE)
         return 0 if argv else 2
     verb, rest = argv[0], argv[1:]
-    if verb == "build":
+    run: Callable[[list[str]], int]
+    if verb == "new":
+        from .new import main as run
+    elif verb == "build":
         from .build import main as run
     elif verb == "grade":
         from .grade import main as run

@@ -22,8 +22,8 @@ from autograder import exercise_rules, gradescope, shipped
 from autograder.assignment import ASSIGNMENTS
 from autograder.assignment import PACKAGE_DIR as AUTOGRADER
 
-from . import publish
-from .masters import NAMES, ROOT
+from . import publish, registry
+from .masters import ROOT
 
 NOTEBOOKS = ROOT / "notebooks"
 
@@ -41,7 +41,7 @@ ENGINE_PACKAGES = ("psutil",)
 # The notebooks that train on the stories: the zip carries the text (the sandbox may have no network).
 STORIES_FROM = "07_my_transformer"
 STORIES = ("tinystories-4MB.txt", "tinystories-4MB.json")
-# Otter's files that the zip no longer carries: its tests (the engine has its own copy, closed to
+# Otter's files that the zip leaves out of Otter's own: its tests (the engine has its own copy, closed to
 # student code), its grading entry point, and the course package it copied next to the submission.
 OTTER_GRADING = ("run_otter.py",)
 OTTER_GRADING_DIRS = ("tests/", "files/")
@@ -109,7 +109,9 @@ def engine_files(name: str) -> list[tuple[Path, str]]:
     weeks' assignment.json (to recognise another week's notebook), the `course` package as this
     week's release ships it (autograder.shipped), and the stories text for the notebooks that train on it."""
     files = [(p, f"engine/autograder/{p.name}") for p in sorted(AUTOGRADER.glob("*.py"))]
-    files += [(p, f"engine/autograder/checks/{p.name}") for p in sorted((AUTOGRADER / "checks").glob("*.py"))]
+    checks = AUTOGRADER / "checks"
+    files += [(p, f"engine/autograder/checks/{p.relative_to(checks).as_posix()}")
+              for p in sorted(checks.rglob("*.py")) if "__pycache__" not in p.parts]
     material = ASSIGNMENTS / name       # tests and questions only: the grader's own answers stay here
     rules = material / exercise_rules.RULES_FILE
     files += [(p, f"engine/autograder/assignments/{name}/{p.relative_to(material).as_posix()}")
@@ -122,7 +124,8 @@ def engine_files(name: str) -> list[tuple[Path, str]]:
     package = ROOT / "course"
     for path in shipped.package_files(name, package):
         files.append((path, f"engine/course/{path.relative_to(package).as_posix()}"))
-    if name in NAMES and NAMES.index(name) >= NAMES.index(STORIES_FROM):
+    course = registry.notebooks()
+    if name in course and course.index(name) >= course.index(STORIES_FROM):
         cache = Path(os.environ.get("COURSE_DATA_CACHE") or ROOT / "data_cache")
         files += [(cache / f, f"engine/data_cache/{f}") for f in STORIES if (cache / f).is_file()]
     return files

@@ -6,44 +6,24 @@ the release's list of the answers it gives away (:mod:`instructor.release`) and 
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
 
+from autograder.master_format import (  # noqa: F401  (re-exported: the tooling reads masters here)
+    HIDDEN,
+    answer_code,
+    cell_source,
+    cell_tags,
+    raw_mark,
+    split_solution,
+)
+
+from . import registry
+
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
-
-NAMES = ["01_no_talking", "02_with_position", "03_attention", "04_head", "05_multihead",
-         "06_block", "07_my_transformer", "08_causal", "09_gpt"]
-
-_SOLUTION_MARKER = re.compile(r"^\s*#\s*(BEGIN|END)\s+SOLUTION(\s+NO\s+PROMPT)?\s*$", re.IGNORECASE)
-_PROMPT_BEGIN = re.compile(r"^\s*#\s*BEGIN\s+PROMPT\s*$", re.IGNORECASE)
-_PROMPT_END = re.compile(r"^\s*#\s*END\s+PROMPT\s*$", re.IGNORECASE)
-_SOLUTION_TAIL = re.compile(r"\s*#\s*SOLUTION\s*$", re.IGNORECASE)
-
-
-def cell_tags(cell) -> list[str]:
-    return list(cell.get("metadata", {}).get("tags", []))
-
-
-def cell_source(cell) -> str:
-    src = cell.get("source", "")
-    return "".join(src) if isinstance(src, list) else src
-
-
-def answer_code(source: str) -> str:
-    """A solution cell's code as the answer reads: prompt blocks and solution markers removed."""
-    lines, in_prompt = [], False
-    for line in source.splitlines():
-        if _PROMPT_BEGIN.match(line):
-            in_prompt = True
-        elif _PROMPT_END.match(line):
-            in_prompt = False
-        elif not in_prompt and not _SOLUTION_MARKER.match(line):
-            lines.append(_SOLUTION_TAIL.sub("", line))
-    return "\n".join(lines).strip("\n")
 
 
 def read_master(name: str) -> nbformat.NotebookNode:
@@ -51,8 +31,9 @@ def read_master(name: str) -> nbformat.NotebookNode:
 
 
 def masters() -> list[str]:
-    """The masters that exist, in course order."""
-    return [n for n in NAMES if (SOLUTIONS / f"{n}.ipynb").exists()]
+    """The course's notebooks, in course order (course.toml's list, :mod:`instructor.registry`); each
+    has its master in solutions/ (the build refuses a course where one is missing or unlisted)."""
+    return registry.notebooks()
 
 
 def reference_code(name: str) -> list[str]:
@@ -64,8 +45,7 @@ def reference_code(name: str) -> list[str]:
 def earlier_reference_code(name: str) -> list[str]:
     """Reference answers of every master before `name`, in order; a later one replaces an earlier
     definition of the same name (08's causal Attention replaces 03's)."""
-    return [code for earlier in NAMES[:NAMES.index(name)] if (SOLUTIONS / f"{earlier}.ipynb").exists()
-            for code in reference_code(earlier)]
+    return [code for earlier in registry.upto(name)[:-1] for code in reference_code(earlier)]
 
 
 def defined_names(code: str) -> list[str]:
@@ -98,11 +78,9 @@ def in_solution(nb: nbformat.NotebookNode) -> Iterator[tuple[nbformat.NotebookNo
     BEGIN SOLUTION and its END SOLUTION."""
     inside = False
     for cell in nb.cells:
-        text = cell_source(cell)
-        if cell.cell_type == "raw" and re.match(r"\s*#\s*BEGIN\s+SOLUTION", text, re.IGNORECASE):
-            inside = True
-        elif cell.cell_type == "raw" and re.match(r"\s*#\s*END\s+SOLUTION", text, re.IGNORECASE):
-            inside = False
+        mark = raw_mark(cell)
+        if mark is not None and mark.kind == "SOLUTION":
+            inside = mark.what == "BEGIN"
         else:
             yield cell, inside
 
@@ -115,34 +93,16 @@ def answer_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
             if inside or (cell.cell_type == "code" and "reference" in cell_tags(cell))]
 
 
-def split_solution(source: str) -> tuple[str, str]:
-    """A marked code cell split into (answer lines, lines students see: prompts and scaffolding)."""
-    answer, shown, block = [], [], None
-    for line in source.splitlines():
-        if _PROMPT_BEGIN.match(line):
-            block = "prompt"
-        elif _PROMPT_END.match(line):
-            block = None
-        elif re.match(r"^\s*#\s*BEGIN\s+SOLUTION", line, re.IGNORECASE):
-            block = "solution"
-        elif re.match(r"^\s*#\s*END\s+SOLUTION", line, re.IGNORECASE):
-            block = None
-        elif block == "solution" or (block is None and _SOLUTION_TAIL.search(line)):
-            answer.append(_SOLUTION_TAIL.sub("", line))
-        else:
-            shown.append(line)
-    return "\n".join(answer), "\n".join(shown)
-
-
 def shown_text(nb: nbformat.NotebookNode) -> str:
     """Everything of a master that its students are shown: all but the answers and the hidden test
     cases (the public ones go out with the release, in notebooks/tests/)."""
     shown, tests = [], False
     for cell, inside in in_solution(nb):
         text = cell_source(cell)
-        if cell.cell_type == "raw" and re.match(r"\s*#\s*(BEGIN|END)\s+TESTS", text, re.IGNORECASE):
-            tests = bool(re.match(r"\s*#\s*BEGIN", text, re.IGNORECASE))
-        elif tests and re.search(r"^\s*hidden:\s*true\s*$", text, re.IGNORECASE | re.MULTILINE):
+        mark = raw_mark(cell)
+        if mark is not None and mark.kind == "TESTS":
+            tests = mark.what == "BEGIN"
+        elif tests and HIDDEN.search(text):
             continue
         elif cell.cell_type == "code":
             shown.append(split_solution(text)[1])

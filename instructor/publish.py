@@ -1,5 +1,6 @@
-"""course.toml, the course's settings: where the course is published (and the links made from it),
-and what students see of the Gradescope results. The one reader of the file.
+"""course.toml, the course's settings: its notebooks (read by :mod:`instructor.registry`), where the
+course is published (and the links made from it), and what students see of the Gradescope results.
+The one reader of the file.
 
 `[publish]`: `course build` writes the bundle's address into every setup cell, an "Open in Colab"
 badge at the top of every student notebook and a table of badges into README.md; `course release`
@@ -59,34 +60,48 @@ class Publish:
 def _read_toml(text: str) -> dict:
     try:
         import tomllib
-    except ModuleNotFoundError:          # Python 3.10: the flat `key = "value"` lines this file uses
-        table: dict = {}
-        current = table
-        for line in text.splitlines():
-            line = line.split("#", 1)[0].strip() if not line.lstrip().startswith("#") else ""
-            if m := re.fullmatch(r"\[(\w+)\]", line):
-                current = table.setdefault(m.group(1), {})
-            elif m := re.fullmatch(r'(\w+)\s*=\s*"([^"]*)"', line):
-                current[m.group(1)] = m.group(2)
-            elif line:
-                raise ConfigError(f"cannot read this line of course.toml: {line}") from None
-        return table
+    except ModuleNotFoundError:          # Python 3.10: the tables, strings and lists of strings it uses
+        return _read_flat_toml(text)
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"course.toml is not valid TOML: {exc}") from None
 
 
-def _tables(path: Path) -> dict:
+def _read_flat_toml(text: str) -> dict:
+    table: dict = {}
+    current = table
+    items: list[str] | None = None       # the list being read, across lines
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip() if not line.lstrip().startswith("#") else ""
+        if items is not None:
+            items += re.findall(r'"([^"]*)"', line)
+            if "]" in line:
+                items = None
+        elif m := re.fullmatch(r"\[(\w+)\]", line):
+            current = table.setdefault(m.group(1), {})
+        elif m := re.fullmatch(r'(\w+)\s*=\s*"([^"]*)"', line):
+            current[m.group(1)] = m.group(2)
+        elif m := re.fullmatch(r"(\w+)\s*=\s*\[(.*)", line):
+            current[m.group(1)] = items = re.findall(r'"([^"]*)"', m.group(2))
+            if "]" in m.group(2):
+                items = None
+        elif line:
+            raise ConfigError(f"cannot read this line of course.toml: {line}") from None
+    return table
+
+
+def tables(path: Path) -> dict:
+    """course.toml's tables, read (the one place its text is parsed)."""
     if not path.is_file():
-        raise ConfigError(f"{path} is missing: it says where the course is published")
+        raise ConfigError(f"{path} is missing: it lists the course's notebooks and where it is published")
     return _read_toml(path.read_text())
 
 
 def load(path: Path | None = None) -> Publish:
     """The [publish] settings of course.toml (default: CONFIG), checked."""
     path = CONFIG if path is None else path
-    section = _tables(path).get("publish")
+    section = tables(path).get("publish")
     if not isinstance(section, dict):
         raise ConfigError(f"{path} has no [publish] section")
     unknown = set(section) - {"repository", "branch", "bundle_url"}
@@ -119,7 +134,7 @@ def gradescope(path: Path | None = None) -> Gradescope:
     """The [gradescope] settings of course.toml (default: CONFIG), checked; the defaults when the
     table is absent."""
     path = CONFIG if path is None else path
-    section = _tables(path).get("gradescope", {})
+    section = tables(path).get("gradescope", {})
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: gradescope must be a table ([gradescope])")
     unknown = set(section) - {"visibility", "public_visibility"}

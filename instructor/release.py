@@ -22,10 +22,11 @@ from __future__ import annotations
 import shutil
 import zipfile
 from pathlib import Path
+from typing import cast
 
 from autograder import shipped
 
-from . import giveaway, publish
+from . import giveaway, publish, registry
 from .publish import BUNDLE_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,19 +85,25 @@ class ReleaseError(ValueError):
 
 
 def built_names(root: Path = ROOT) -> list[str]:
-    """The student notebooks there are, in course order (their NN_ prefix)."""
-    return sorted(p.stem for p in (root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    """The course's notebooks (course.toml's list, :mod:`instructor.registry`) whose student notebook
+    is built, in course order."""
+    return [n for n in registry.notebooks(root / "course.toml")
+            if (root / "notebooks" / f"{n}.ipynb").is_file()]
 
 
 def released_names(upto: str | None, everything: bool = False, root: Path = ROOT) -> list[str]:
-    """The notebooks of a release up to and including `upto` (an exact NN_name), or all of them."""
-    names = built_names(root)
-    if everything:
-        return names
-    if upto not in names:
+    """The notebooks of a release up to and including `upto` (an exact NN_name), or all of them;
+    each must be built."""
+    names = registry.notebooks(root / "course.toml")
+    if not everything and upto not in names:
         raise ReleaseError(f"--upto must name a notebook exactly, not {upto!r}; one of: "
                            + ", ".join(names))
-    return names[:names.index(upto) + 1]
+    chosen = names if everything else names[:names.index(cast(str, upto)) + 1]     # upto is in names
+    unbuilt = [n for n in chosen if not (root / "notebooks" / f"{n}.ipynb").is_file()]
+    if unbuilt:
+        raise ReleaseError(f"{', '.join(unbuilt)} not built yet (notebooks/NN_name.ipynb is missing): "
+                           "run `course build` first")
+    return chosen
 
 
 def given_away(names: list[str], root: Path = ROOT) -> list[giveaway.Found]:

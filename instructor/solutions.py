@@ -22,6 +22,8 @@ from pathlib import Path
 
 from course.training import QUICK_ENV, Quick
 
+from . import registry
+
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
 OUT = ROOT / "runs" / "solutions"
@@ -43,14 +45,19 @@ class Outcome:
     write_seconds: float = 0.0             # saving the executed copy and its HTML
 
 
-def FindNotebooks(names: list[str], folder: Path = SOLUTIONS) -> list[Path]:
-    """The solution notebooks to run, in course order.
+def FindNotebooks(names: list[str], folder: Path = SOLUTIONS, config: Path | None = None) -> list[Path]:
+    """The solution notebooks to run, in course order (course.toml's list, or ``config``'s).
 
-    No names: all of folder/NN_*.ipynb. A name may be a path, a file name, a stem such as
-    `03_attention`, a number such as `03` or `3`, or a part of the name such as `attention`.
-    Raises ValueError for a name that matches no notebook, or more than one.
+    No names: every notebook of the course that is in ``folder``. A name may be a path, a file name,
+    a stem such as `03_attention`, a number such as `03` or `3`, or a part of the name such as
+    `attention`. Raises ValueError for a name that matches no notebook, or more than one, and for a
+    master in ``folder`` that the course does not list.
     """
-    every = sorted(p for p in folder.glob("[0-9][0-9]_*.ipynb"))
+    strays = [s for s in registry.strays(folder, config) if "is missing" not in s]
+    if strays:
+        raise ValueError("; ".join(strays))
+    every = [(folder / f"{n}.ipynb").resolve() for n in registry.notebooks(config)
+             if (folder / f"{n}.ipynb").is_file()]
     if not names:
         return every
     chosen: list[Path] = []
@@ -71,7 +78,7 @@ def FindNotebooks(names: list[str], folder: Path = SOLUTIONS) -> list[Path]:
             raise ValueError(f"{name!r} {what} solution notebook (there are: {known})")
         if matches[0] not in chosen:
             chosen.append(matches[0])
-    return sorted(chosen, key=lambda p: p.name)
+    return sorted(chosen, key=lambda p: (every.index(p) if p in every else len(every), p.name))
 
 
 def _first_error(nb) -> tuple[int | None, str, str, str]:
@@ -126,7 +133,7 @@ def RunNotebook(path: Path, out: Path, timeout: int | None = None, kernel: str =
     finally:
         bar.close()
     seconds = time.perf_counter() - start
-    index, error, trace, source = _first_error(nb)
+    index, cell_error, trace, source = _first_error(nb)
     if problem and index is None:
         index = next((i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
                       and cell.get("execution_count") is None and cell.source.strip()), None)
@@ -134,6 +141,7 @@ def RunNotebook(path: Path, out: Path, timeout: int | None = None, kernel: str =
     written = time.perf_counter()
     executed = out / path.name
     nbformat.write(nb, executed)
+    html: Path | None                       # None: the HTML copy could not be written
     html = out / (path.stem + ".html")
     try:
         _write_html(nb, html)
@@ -142,7 +150,7 @@ def RunNotebook(path: Path, out: Path, timeout: int | None = None, kernel: str =
         html = None
     return Outcome(notebook=path.stem, ok=not problem and index is None, seconds=round(seconds, 1),
                    executed=str(executed), html=str(html) if html else "", failed_cell=index,
-                   error=problem or error, traceback=trace, cell_source=source,
+                   error=problem or cell_error, traceback=trace, cell_source=source,
                    write_seconds=round(time.perf_counter() - written, 1))
 
 
@@ -174,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"a few hundred training steps per run (also {QUICK_ENV}=1)")
     parser.add_argument("--out", type=Path, default=OUT, help=f"where to write (default {OUT})")
     parser.add_argument("--solutions", type=Path, default=SOLUTIONS, help="the master notebooks' folder")
+    parser.add_argument("--config", type=Path, default=None,
+                        help="the course.toml listing the notebooks (default: the repository's)")
     parser.add_argument("--timeout", type=int, default=None,
                         help="seconds allowed per cell (default: none; 900 in quick mode)")
     parser.add_argument("--kernel", default="python3", help="Jupyter kernel (default python3)")
@@ -181,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     try:
-        notebooks = FindNotebooks(args.notebooks, args.solutions)
+        notebooks = FindNotebooks(args.notebooks, args.solutions, args.config)
     except ValueError as error:
         print(f"course solutions: {error}", file=sys.stderr)
         return 2

@@ -32,6 +32,9 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import Any, TypedDict, cast
+
+from autograder import master_format
 
 SETUP = '''\
 # GIVEN: setup. Run this cell first. It finds the course package (the `course` folder next to this
@@ -67,15 +70,12 @@ print(f"Ready: torch {{torch.__version__}}, running on {{device}}.")'''
 
 TEXT_STUB = "_Type your answer here, replacing this text._"      # what Otter's student notebook shows
 
-_RAW_MARK = re.compile(r"\s*#\s*(BEGIN|END)\s+(QUESTION|SOLUTION|TESTS|PROMPT)\b", re.IGNORECASE)
-_TEST_CONFIG = re.compile(r'^\s*"""\s*#\s*BEGIN\s+TEST\s+CONFIG\s*\n(.*?)'
-                          r'^\s*"""\s*#\s*END\s+TEST\s+CONFIG[^\n]*\n?',
-                          re.IGNORECASE | re.MULTILINE | re.DOTALL)
-_BEGIN_SOLUTION = re.compile(r"^(\s*)#\s*BEGIN\s+SOLUTION(\s+NO\s+PROMPT)?\s*$", re.IGNORECASE)
-_END_SOLUTION = re.compile(r"^\s*#\s*END\s+SOLUTION\s*$", re.IGNORECASE)
-_PROMPT_MARK = re.compile(r"^\s*#\s*(BEGIN|END)\s+PROMPT\s*$", re.IGNORECASE)
-_SOLUTION_LINE = re.compile(r"\s*#\s*SOLUTION\s*$", re.IGNORECASE)
-_SOLUTION_LINE_NO_PROMPT = re.compile(r"\s*#\s*SOLUTION\s+NO\s+PROMPT\s*$", re.IGNORECASE)
+_TEST_CONFIG = master_format.TEST_CONFIG
+_BEGIN_SOLUTION = master_format.SOLUTION_BEGIN_LINE
+_END_SOLUTION = master_format.SOLUTION_END_LINE
+_PROMPT_MARK = master_format.PROMPT_LINE_MARK
+_SOLUTION_LINE = master_format.SOLUTION_TAIL
+_SOLUTION_LINE_NO_PROMPT = master_format.SOLUTION_TAIL_NO_PROMPT
 _NBGRADER_MARKS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
                    "BEGIN MARK SCHEME", "END MARK SCHEME")
 
@@ -133,7 +133,7 @@ def answer_source(source: str) -> str:
         begin = _BEGIN_SOLUTION.match(line)
         marked = indent is None and not begin and \
             bool(_SOLUTION_LINE_NO_PROMPT.search(line) or _SOLUTION_LINE.search(line))
-        this_lead = re.match(r"\s*", line).group(0)
+        this_lead = cast(re.Match, re.match(r"\s*", line)).group(0)       # \s* always matches
         if not marked or this_lead != lead:
             flush()
         if marked:
@@ -180,7 +180,7 @@ def parse_test_cell(source: str) -> tuple[dict, str, str, str]:
         raise ValueError(f"a test case must end with the call of its test function:\n{source}")
     lines = body.split("\n")
     head = "\n".join(lines[:last.lineno - 1]).rstrip("\n")
-    call = ast.get_source_segment(body, last.value)
+    call = cast(str, ast.get_source_segment(body, last.value))     # parsed from body: it has one
     return config, head, last.value.func.id, call
 
 
@@ -201,11 +201,23 @@ def _fmt_points(p: float) -> str:
     return f"{p:g} point" + ("" if p == 1 else "s")
 
 
+class _Question(TypedDict):
+    """A question of a master while :func:`source_notebook` reads it."""
+    name: str
+    points: Any                             # as its config says: None, a number or a list
+    points_total: float
+    manual: bool
+    all_or_nothing: bool
+    cases: list[tuple[dict, str, str, str]]     # parse_test_cell's
+    markdown: list[tuple[int, str]]         # (index in cells, grade id) of its answer cells
+    code: list[tuple[int, str]]
+    answers: int
+
+
 def source_notebook(name: str, master=None):
     """The nbgrader source notebook of one master, and {grade_id: answer} (the master's answers as a
     student would write them: the filled-in notebook Otter grades, cell by cell)."""
     import nbformat
-    import yaml
 
     from autograder.assignment import resolve_points
 
@@ -214,7 +226,7 @@ def source_notebook(name: str, master=None):
     master = master or read_master(name)
     cells: list = []
     answers: dict[str, str] = {}
-    question: dict | None = None       # {"name", "points", "manual", "all_or_nothing", ...}
+    question: _Question | None = None
     block: str | None = None           # "solution" / "tests" / "prompt"
     n_locked = 0
 
@@ -225,7 +237,7 @@ def source_notebook(name: str, master=None):
         cells.append(_new(cell, _src(cell), _meta(gid, locked=True)))
 
     def end_question() -> None:
-        q = question
+        q = cast(_Question, question)       # called at the end of a question
         cases = q["cases"]
         if q["manual"]:
             targets = q["markdown"] or q["code"]
@@ -259,20 +271,14 @@ def source_notebook(name: str, master=None):
     for cell in master.cells:
         text = _src(cell)
         if cell.cell_type == "raw":
-            first = text.strip().split("\n", 1)[0]
-            if re.match(r"#\s*ASSIGNMENT\s+CONFIG", first, re.IGNORECASE):
+            mark = master_format.raw_mark(cell)
+            if mark is None:
                 continue
-            m = _RAW_MARK.match(first)
-            if not m:
-                continue
-            what, kind = m.group(1).upper(), m.group(2).upper()
+            what, kind = mark.what, mark.kind
             if kind == "QUESTION" and what == "BEGIN":
-                config = yaml.safe_load(text.split("\n", 1)[1]) or {}
-                pts = config.get("points")
-                question = {"name": str(config["name"]), "points": pts,
-                            "points_total": float(sum(pts) if isinstance(pts, list) else (pts or 0)),
-                            "manual": bool(config.get("manual", False)),
-                            "all_or_nothing": bool(config.get("all_or_nothing", False)),
+                q = master_format.question(cell)
+                question = {"name": q.name, "points": q.points, "points_total": q.total,
+                            "manual": q.manual, "all_or_nothing": q.all_or_nothing,
                             "cases": [], "markdown": [], "code": [], "answers": 0}
             elif kind == "QUESTION":
                 end_question()
@@ -299,6 +305,7 @@ def source_notebook(name: str, master=None):
 
         in_answer = question is not None and block == "solution"
         if in_answer and cell.cell_type == "markdown":
+            assert question is not None     # in_answer
             question["answers"] += 1
             gid = _answer_id(question)
             question["markdown"].append((len(cells), gid))
@@ -306,6 +313,7 @@ def source_notebook(name: str, master=None):
             answers[gid] = text
             continue
         if in_answer and cell.cell_type == "code" and _has_answer(text):
+            assert question is not None     # in_answer
             question["answers"] += 1
             gid = _answer_id(question) + ("-skipped" if "otter_ignore" in _tags(cell) else "")
             question["code"].append((len(cells), gid))
@@ -343,7 +351,7 @@ def _check_marks(name: str, cell) -> None:
                 raise ValueError(f"{name}: nbgrader would act on {mark!r} in this cell:\n{_src(cell)[:300]}")
 
 
-def _answer_id(question: dict) -> str:
+def _answer_id(question: _Question) -> str:
     n = question["answers"]
     return f"{question['name']}-answer" + (f"_{n}" if n > 1 else "")
 

@@ -29,7 +29,7 @@ def _sample(name: str) -> dict[str, alternatives.Alternative]:
     return {a.label.replace("-", "_"): a for a in [*written, combined, magic]}
 
 
-@pytest.mark.parametrize("name", build.NAMES)
+@pytest.mark.parametrize("name", build.registry.notebooks())
 def test_correct_alternatives_get_full_marks_on_every_route(name, tmp_path):
     sample = _sample(name)
     combined = next(label for label, a in sample.items() if a.origin == "generated")

@@ -46,7 +46,7 @@ def test_requirements_and_environment_pin_the_same_versions():
     assert pins["torch"] == "2.13.0" and pins["otter-grader"] == "7.0.0"
 
 
-@pytest.mark.parametrize("name", [n for n in build.masters() if n != build.NAMES[0]])
+@pytest.mark.parametrize("name", [n for n in build.masters() if n != build.registry.notebooks()[0]])
 def test_later_notebooks_give_the_earlier_answers(name):
     """Every reference answer of an earlier master is GIVEN in this student notebook."""
     student = ROOT / "notebooks" / f"{name}.ipynb"
@@ -65,7 +65,7 @@ def test_master_layout(name):
     nb = build.read_master(name)
     tags = [t for c in nb.cells for t in c.metadata.get("tags", [])]
     assert "setup" in tags and "points" in tags
-    assert ("given-earlier" in tags) == (name != build.NAMES[0])
+    assert ("given-earlier" in tags) == (name != build.registry.notebooks()[0])
     config = nb.cells[0].source
     assert nb.cells[0].cell_type == "raw" and f"name: {name}" in config
     assert build.questions(nb), "a notebook without questions"

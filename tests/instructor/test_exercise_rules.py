@@ -21,8 +21,10 @@ from autograder.assignment import ASSIGNMENTS, load
 from autograder.notebook import read_notebook, setup_cell
 from course.rules import Exercise, exercise_uses
 from course.rules.exercise import _resolved
-from instructor.masters import NAMES, SOLUTIONS
+from instructor.masters import SOLUTIONS
+from instructor.registry import notebooks
 
+NAMES = notebooks()
 BUILT = [n for n in NAMES if (mutants.BUILD / f"{n}-solution.ipynb").exists()]
 # what a question's text says when it asks for something by hand (or sounds as if it did)
 PHRASE = re.compile(r"by hand|pencil and paper|yourself|without|from (?:the )?mean|instead of|not code that",
@@ -212,7 +214,7 @@ def test_code_that_hides_what_it_uses_breaks_the_rules_too():
 
 
 def test_a_piece_handed_to_a_function_or_shared_by_another_name_counts():
-    """Red team red1: a forbidden piece stored through a function's argument (a default, a keyword, a
+    """A forbidden piece stored through a function's argument (a default, a keyword, a
     dict a helper fills) or through a second name for the same dict is reached all the same."""
     norm = Exercise(names=("NormalizeByHand",), calls=("torch.nn.functional.layer_norm",))
     block = Exercise(names=("Block",), pieces=("course.tinydenoiser",))

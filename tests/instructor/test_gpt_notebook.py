@@ -12,7 +12,7 @@ pytestmark = pytest.mark.skipif(NAME not in build.masters(), reason="09 not writ
 
 def test_other_notebooks_get_their_given_cells_as_before():
     """Only a notebook in NAMESPACES gets the namespaced cell; the others' cells are unchanged."""
-    for name in build.NAMES[1:]:
+    for name in build.registry.notebooks()[1:]:
         if name in build.NAMESPACES:
             continue
         assert build.given_earlier_code(name) == "\n\n\n".join(

@@ -18,7 +18,7 @@ from autograder import shipped
 from instructor import build
 
 ROOT = build.ROOT
-NAMES = [n for n in build.NAMES if (ROOT / "notebooks" / f"{n}.ipynb").exists()]
+NAMES = [n for n in build.registry.notebooks() if (ROOT / "notebooks" / f"{n}.ipynb").exists()]
 # What a student's Python has beside the week's course package: the standard library, what Colab
 # preinstalls and the notebooks use, and the grader the setup cell installs.
 THIRD_PARTY = {"torch", "numpy", "matplotlib", "tqdm", "requests", "otter", "IPython", "google"}
@@ -100,5 +100,5 @@ def test_nbgrader_release_imports_only_the_weeks_release(name):
 
 def test_every_public_test_file_is_read():
     """The tests above read something: every notebook has public tests."""
-    assert NAMES == build.NAMES
+    assert NAMES == build.registry.notebooks()
     assert all(list((ROOT / "notebooks" / "tests" / n).glob("q*.py")) for n in NAMES)

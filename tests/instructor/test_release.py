@@ -49,7 +49,7 @@ def _public_lines(name: str) -> set[str]:
     earlier weeks' reference answers."""
     page = _lines(PAGE.read_text()) if PAGE.exists() else set()
     shown = set()
-    for earlier in build.NAMES[:build.NAMES.index(name) + 1]:
+    for earlier in build.registry.upto(name):
         if earlier in build.masters():
             shown |= _lines(masters.shown_text(build.read_master(earlier)))
     return page | shown | _lines("\n".join(build.earlier_reference_code(name)))
@@ -81,7 +81,7 @@ def _hidden_test_lines(name: str) -> set[str]:
     """Hidden lines less what students see anyway: a line that any notebook's public test or any
     notebook shows (``Head = student(Head)``, ``torch.manual_seed(1)``) is no secret of this one's."""
     shown = set().union(*(_test_lines(n)[1] for n in BUILT))
-    return _test_lines(name)[0] - shown - _public_lines(build.NAMES[-1])
+    return _test_lines(name)[0] - shown - _public_lines(build.registry.notebooks()[-1])
 
 
 @pytest.mark.parametrize("name", BUILT)

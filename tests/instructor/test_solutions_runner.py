@@ -23,32 +23,36 @@ def folder(tmp_path):
     for name in ["01_no_talking", "02_with_position", "03_attention", "10_extra"]:
         _notebook(tmp_path / f"{name}.ipynb", "x = 1")
     (tmp_path / "notes.ipynb").write_text("{}")           # not NN_name: never run
+    (tmp_path / "course.toml").write_text('[course]\nnotebooks = ["01_no_talking", "02_with_position", '
+                                          '"03_attention", "10_extra"]\n')
     return tmp_path
 
 
 def test_all_notebooks_in_course_order(folder):
-    assert [p.stem for p in FindNotebooks([], folder)] == [
+    assert [p.stem for p in FindNotebooks([], folder, folder / "course.toml")] == [
         "01_no_talking", "02_with_position", "03_attention", "10_extra"]
 
 
 @pytest.mark.parametrize("name", ["03_attention", "03", "3", "attention", "03_attention.ipynb"])
 def test_a_notebook_by_stem_number_or_part_of_its_name(folder, name):
-    assert [p.stem for p in FindNotebooks([name], folder)] == ["03_attention"]
+    assert [p.stem for p in FindNotebooks([name], folder, folder / "course.toml")] == ["03_attention"]
 
 
 def test_chosen_notebooks_run_in_course_order_once(folder):
-    chosen = FindNotebooks(["attention", "01", str(folder / "03_attention.ipynb")], folder)
+    chosen = FindNotebooks(["attention", "01", str(folder / "03_attention.ipynb")], folder,
+                            folder / "course.toml")
     assert [p.stem for p in chosen] == ["01_no_talking", "03_attention"]
 
 
 @pytest.mark.parametrize("name", ["07", "softmax", "_"])
 def test_unknown_or_ambiguous_names_are_refused(folder, name):
     with pytest.raises(ValueError, match="solution notebook"):
-        FindNotebooks([name], folder)
+        FindNotebooks([name], folder, folder / "course.toml")
 
 
 def test_bad_names_and_empty_folders_exit_2(folder, tmp_path_factory, capsys):
-    assert solutions.main(["--solutions", str(folder), "nonexistent"]) == 2
+    assert solutions.main(["--solutions", str(folder), "--config", str(folder / "course.toml"),
+                           "nonexistent"]) == 2
     empty = tmp_path_factory.mktemp("empty")
     assert solutions.main(["--solutions", str(empty)]) == 2
     assert "no solution notebooks" in capsys.readouterr().err
@@ -76,7 +80,9 @@ def test_runs_notebooks_writes_copies_and_reports_the_failing_cell(tmp_path, mon
     _notebook(src / "02_bad.ipynb", "x = 1", "y = x + 1", "assert y == 3, 'y should be three'",
               "print('never here')")
 
-    status = solutions.main(["--solutions", str(src), "--out", str(out), "--quick"])
+    (src / "course.toml").write_text('[course]\nnotebooks = ["01_good", "02_bad"]\n')
+    status = solutions.main(["--solutions", str(src), "--config", str(src / "course.toml"), "--out", str(out),
+                             "--quick"])
     printed = capsys.readouterr()
     assert status == 1
     text = printed.out + printed.err
@@ -93,3 +99,10 @@ def test_runs_notebooks_writes_copies_and_reports_the_failing_cell(tmp_path, mon
         ("01_good", True, None), ("02_bad", False, 3)]
     import os
     assert "COURSE_QUICK" not in os.environ                        # the caller's environment is restored
+
+
+def test_a_master_the_course_does_not_list_is_refused(folder):
+    """`course solutions` runs what the course lists, and says so when a master is not listed."""
+    _notebook(folder / "11_stray.ipynb", "x = 1")
+    with pytest.raises(ValueError, match="11_stray.ipynb is not in course.toml"):
+        FindNotebooks([], folder, folder / "course.toml")

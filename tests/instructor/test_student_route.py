@@ -29,7 +29,7 @@ from autograder import mutants
 from instructor import build, publish, release
 
 pytestmark = pytest.mark.e2e
-NAMES = build.NAMES
+NAMES = build.registry.notebooks()
 SHARED = Path(os.environ.get("COURSE_SHARED") or build.ROOT.parent / "shared")
 STORIES = SHARED / "data" / "tinystories" / "TinyStories-train-first2MiB.txt"
 CHECK = re.compile(r"""^grader\.check\(["'](q\w+)["']\)$""")
