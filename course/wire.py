@@ -167,7 +167,7 @@ def _tensor_header(t: torch.Tensor, blobs: list[bytes], meta: bool = False) -> d
         raise WireError(f"a tensor of {t.numel():,} numbers is more than {MAX_ELEMENTS:,}")
     if t.dtype not in DTYPE_NAMES:
         t = t.to(torch.float64 if t.is_floating_point() or t.is_complex() else torch.int64)
-    head = {"dtype": DTYPE_NAMES[t.dtype], "shape": [int(s) for s in t.shape]}
+    head: dict[str, object] = {"dtype": DTYPE_NAMES[t.dtype], "shape": [int(s) for s in t.shape]}
     data = torch.Tensor.contiguous(torch.Tensor.cpu(t))
     raw = data.reshape(-1).view(torch.uint8).numpy().tobytes() if data.numel() else b""
     head["blob"] = len(blobs)
@@ -220,12 +220,11 @@ def _no_constant(name: str) -> Any:
 _JSON_IN = json.JSONDecoder(parse_constant=_no_constant)
 
 
-def _check_nesting(head: bytes) -> None:
-    """Reject deep nesting before json.loads sees it (a recursion bomb costs nothing to send)."""
-    if head.count(b"[") + head.count(b"{") <= 3 * MAX_DEPTH + 4:
-        return                        # it cannot nest deeper than the brackets it holds
+def nested_deeper(data: bytes, limit: int) -> bool:
+    """Whether JSON text ``data`` opens more than ``limit`` brackets at once, read byte by byte (so
+    that a recursion bomb is refused before a parser sees it); brackets inside strings do not count."""
     depth, in_string, escape = 0, False, False
-    for b in head:
+    for b in data:
         if in_string:
             if escape:
                 escape = False
@@ -237,10 +236,18 @@ def _check_nesting(head: bytes) -> None:
             in_string = True
         elif b in (0x5B, 0x7B):
             depth += 1
-            if depth > 3 * MAX_DEPTH + 4:
-                raise WireError("too deeply nested")
+            if depth > limit:
+                return True
         elif b in (0x5D, 0x7D):
             depth -= 1
+    return False
+
+
+def _check_nesting(head: bytes) -> None:
+    """Reject deep nesting before json.loads sees it (a recursion bomb costs nothing to send)."""
+    limit = 3 * MAX_DEPTH + 4
+    if head.count(b"[") + head.count(b"{") > limit and nested_deeper(head, limit):
+        raise WireError("too deeply nested")   # (fewer brackets than the limit cannot nest deeper)
 
 
 class _Reader:
