@@ -18,11 +18,12 @@ from . import messages, notebook_info
 from . import runner as runner_limits
 from .assignment import Assignment
 from .csvcells import clean
-from .job import GRACE, Job
+from .job import GRACE, Job, Pending
+from .status import GradingStatus, Status
 
 # what a submission's process may say about why it could not run: its row's status is one of these
 # and a short, cleaned detail; anything else it says is marked as its own words
-FATAL_KINDS = ("unreadable notebook", "sandbox setup failed", "grader error")
+FATAL_KINDS = {s.value: s for s in (Status.UNREADABLE_NOTEBOOK, Status.SANDBOX_FAILED, Status.GRADER_ERROR)}
 MSG_BYTES_CAP = 8 * 2**20
 
 
@@ -43,16 +44,16 @@ def fatal_status(reason: str) -> str:
     its detail cleaned and cut, or the process's own words, marked as such."""
     kind, _, detail = reason.partition(": ")
     if kind in FATAL_KINDS:
-        return f"{kind}: {clean(detail, 200)}" if detail else kind
-    return f"error reported by the notebook's process: {clean(reason, 120)}"
+        return GradingStatus(FATAL_KINDS[kind], clean(detail, 200)).text
+    return GradingStatus(Status.NOTEBOOK_ERROR, clean(reason, 120)).text
 
 
-def read_lines(job: Job, fd: int, buf_attr: str, cap: int,
+def read_lines(job: Job, fd: int, pending: Pending, cap: int,
                line_cap: int | None = None) -> tuple[list[bytes], bool]:
     """Complete lines available on ``fd``; (lines, closed). Raises OverflowError past ``cap``;
     stops reading when an unfinished line is longer than ``line_cap``."""
     lines: list[bytes] = []
-    buf = getattr(job, buf_attr)
+    buf = pending.data
     closed = False
     while True:
         try:
@@ -64,14 +65,14 @@ def read_lines(job: Job, fd: int, buf_attr: str, cap: int,
             break
         job.received += len(chunk)
         if job.received > cap:
-            setattr(job, buf_attr, b"")
+            pending.data = b""
             raise OverflowError
         buf += chunk
         *complete, buf = buf.split(b"\n")
         lines += complete
         if line_cap is not None and len(buf) > line_cap:
             break
-    setattr(job, buf_attr, buf)
+    pending.data = buf
     return lines, closed
 
 
@@ -121,13 +122,14 @@ class Intake:
         if job.msg_r < 0:
             return
         try:
-            lines, closed = read_lines(job, job.msg_r, "buf", MSG_BYTES_CAP, messages.MAX_LINE)
+            lines, closed = read_lines(job, job.msg_r, job.buf, MSG_BYTES_CAP, messages.MAX_LINE)
         except OverflowError:
-            self.events.kill(job, "grading error: the submission flooded the grader with messages")
+            self.events.kill(job, GradingStatus(Status.GRADING_ERROR,
+                                                "the submission flooded the grader with messages").text)
             return
-        if len(job.buf) > messages.MAX_LINE and not job.malformed:   # a line that never ends
+        if len(job.buf.data) > messages.MAX_LINE and not job.malformed:   # a line that never ends
             job.malformed = "a message too long"
-            job.buf = b""
+            job.buf.data = b""
             self.events.kill(job, "malformed message")
         for line in lines:
             if job.malformed:
@@ -178,7 +180,7 @@ class Intake:
         if job.jmsg_r < 0:
             return
         try:
-            lines, closed = read_lines(job, job.jmsg_r, "jbuf", 64 * MSG_BYTES_CAP)
+            lines, closed = read_lines(job, job.jmsg_r, job.jbuf, 64 * MSG_BYTES_CAP)
         except OverflowError:
             lines, closed = [], True
         now = time.monotonic()
@@ -206,7 +208,7 @@ class Intake:
                 job.judge_done_at = now
                 job.phase_deadline = now + GRACE + 10     # the submission sends its last report
             elif t == "fatal":
-                job.fatal = job.fatal or f"grading error in the judge: {str(msg.get('reason'))[:200]}"
+                job.fatal = job.fatal or GradingStatus(Status.JUDGE_ERROR, str(msg.get("reason"))[:200]).text
                 print(f"course grade: judge of {job.sub.file}: {msg.get('traceback', '')}", file=sys.stderr)
         if closed:
             self.events.forget(job.jmsg_r)

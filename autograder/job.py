@@ -14,6 +14,12 @@ GRACE = 5.0        # seconds a process has after a deadline, or after it is kill
 
 
 @dataclass
+class Pending:
+    """The unfinished last line read from one of a job's pipes, kept until its newline arrives."""
+    data: bytes = b""
+
+
+@dataclass
 class Job:
     index: int
     sub: inputs.Submission
@@ -30,7 +36,7 @@ class Job:
     # the submission's process: its messages (msg)
     pid: int | None = None
     msg_r: int = -1
-    buf: bytes = b""
+    buf: Pending = field(default_factory=Pending)
     received: int = 0
     exit_status: int | None = None
     ready_at: float | None = None
@@ -44,7 +50,7 @@ class Job:
     judge_pid: int | None = None
     jmsg_r: int = -1
     go_w: int = -1                        # one byte on it starts the tests (autograder.judge)
-    jbuf: bytes = b""
+    jbuf: Pending = field(default_factory=Pending)
     judge_exit: int | None = None
     judge_done: dict | None = None
     test: str | None = None
