@@ -43,7 +43,9 @@ def judge_server_main(sock_fd: int) -> int:
     warm(control["tests"], given)
 
     def run_judge(job: dict, fds: list[int]) -> int:
-        return judge.judge_main(job, *fds, tests=tests, given=given, case_timeout=case_timeout)
+        # fds: the four descriptors judge_main takes next (mypy cannot know a list's length)
+        return judge.judge_main(job, *fds, tests=tests, given=given,  # type: ignore[misc, arg-type]
+                                case_timeout=case_timeout)
 
     forking.serve_forks(sock, run_judge)
     return 0
@@ -58,13 +60,15 @@ def read_all(fd: int) -> bytes:
 
 
 def warm(tests: list[dict], given: list[str]) -> None:
-    """What every judge would otherwise do again: import the modules the tests' bodies import, and
-    read the blank notebook against the rules (the rules remember it; most cells of every notebook
-    are its cells)."""
-    for name in sorted(imported_modules(tests)):
+    """What every judge would otherwise do again: import the modules the tests' bodies import and
+    those the rules may look names up in (matplotlib, IPython's transformer: seconds a judge, else),
+    and read the blank notebook against the rules (the rules remember it; most cells of every
+    notebook are its cells)."""
+    from course.rules.allowed import ALLOWED_MODULES
+    for name in sorted(imported_modules(tests) | ALLOWED_MODULES | {"IPython.core.inputtransformer2"}):
         try:
             __import__(name)
-        except Exception:       # the test that imports it fails as it would have
+        except Exception:       # the test (or the rule) that imports it fails as it would have
             pass
     from course.rules import static_uses
     from course.rules.reading import read

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable
+from typing import TypeGuard
 
 from .exercise import Exercise
 from .follow import _function_locals, _scoped_walk, bound_names, followed, top_level
@@ -171,12 +172,12 @@ def _stores_through_local_aliases(fn: ast.FunctionDef | ast.AsyncFunctionDef,
                 aliases |= {t.id for t in names if isinstance(t, ast.Name)}
     found = []
     for x in own:
-        target = x.value if isinstance(x, ast.Attribute) and not isinstance(x.ctx, ast.Load) else (
+        stored = x.value if isinstance(x, ast.Attribute) and not isinstance(x.ctx, ast.Load) else (
             x.args[0] if isinstance(x, ast.Call) and isinstance(x.func, ast.Name)
             and x.func.id in ("setattr", "delattr") and x.args else None)
-        while isinstance(target, (ast.Attribute, ast.Subscript)):
-            target = target.value
-        if isinstance(target, ast.Name) and target.id in aliases:
+        while isinstance(stored, (ast.Attribute, ast.Subscript)):
+            stored = stored.value
+        if isinstance(stored, ast.Name) and stored.id in aliases:
             found.append(x)
     return found
 
@@ -226,6 +227,7 @@ def _held(reading: Reading, exercise: Exercise) -> list[str]:
     found: list[str] = []
     for cell, tree in reading.trees:
         for stmt in tree.body:
+            code: set[int] | None = None          # _in_code(stmt), worked out once when first asked
             for n, local, _ in _scoped_walk(stmt):
                 if id(n) in path and isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) \
                         and n.id not in local and n.id in stars \
@@ -237,7 +239,9 @@ def _held(reading: Reading, exercise: Exercise) -> list[str]:
                     found.append(f"stores into an object it reaches through `{ast.unparse(unnamed)[:60]}`, "
                                  "which the grader cannot tell apart from the graded code"
                                  + _line(reading, n))
-                if id(n) in path and not (isinstance(n, ast.Name) and id(n) not in _in_code(stmt)
+                if id(n) in path and isinstance(n, ast.Name) and code is None:
+                    code = _in_code(stmt)
+                if id(n) in path and not (isinstance(n, ast.Name) and id(n) not in (code or set())
                                           and not graded & set(_bound(stmt))
                                           and id(n) not in _carried(stmt, kinds)):
                     found += _on_the_way(n, stmt, local, kinds, reading)
@@ -286,7 +290,7 @@ def _line(reading: Reading, node: ast.AST) -> str:
 def _on_the_way(n: ast.AST, stmt: ast.stmt, local: frozenset[str], kinds: _Kinds,
                 reading: Reading) -> list[str]:
     """What one node on the way of the graded code does that the reading cannot take whole."""
-    def code(x: ast.AST) -> bool:
+    def code(x: ast.AST) -> TypeGuard[ast.Name]:
         return isinstance(x, ast.Name) and x.id not in local and kinds.kind(x.id) == "code"
 
     if isinstance(n, ast.ClassDef):
@@ -337,7 +341,7 @@ def _carried(stmt: ast.stmt, kinds: _Kinds) -> set[int]:
         any other object is seen where the graded code reads that object)."""
         if not isinstance(target, (ast.Attribute, ast.Subscript)):
             return False
-        root = target
+        root: ast.AST = target
         while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
             root = root.func if isinstance(root, ast.Call) else root.value
         return not isinstance(root, ast.Name) or kinds.kind(root.id) in ("code", "given")
@@ -364,7 +368,8 @@ def _in_code(stmt: ast.stmt) -> set[int]:
     """The nodes of a top-level statement that are code: inside a def, a lambda or a class body."""
     inside: set[int] = set()
     for x in ast.walk(stmt):
-        if isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        if isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) \
+                and id(x) not in inside:          # a nested def is inside its outer one already
             inside |= {id(y) for y in ast.walk(x)}
     return inside
 
