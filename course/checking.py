@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from .handles import number
+from .handles import close, number
 
 
 def numbers(value: Any, what: str) -> list[float]:
@@ -52,6 +52,13 @@ def anchored(check: Callable[..., Any], own: tuple, fresh: tuple, what: str) -> 
     assert again, f"{what} holds for your own inputs only: on new ones of the same shapes it does not, so " \
         "your code answers for the inputs it was shown instead of computing"
     return True
+
+
+def rows_add_to_one(weights: Any, rows: int, what: str = "the weights") -> None:
+    """Attention weights whose `rows` rows (what the last index, j, runs over) each add up to one:
+    ``weights.sum(dim=-1)`` is `rows` ones. The one check of it, for the public tests and the hidden
+    ones alike; `what` names the weights in its message."""
+    assert close(weights.sum(dim=-1), torch.ones(rows)), f"the rows of {what} do not add up to one"
 
 
 def _modules(namespace: MutableMapping[str, Any]) -> list[tuple[torch.nn.Module, bool]]:

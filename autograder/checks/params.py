@@ -49,7 +49,7 @@ def scaled(net_shapes: dict, matrix: float = 1.5, weight: tuple = (0.0, 0.5), bi
     for name, t in net_shapes.items():
         if keep is not None and not keep(name):
             continue
-        kind = {} if dtype is None else {"dtype": dtype}
+        kind: dict[str, Any] = {} if dtype is None else {"dtype": dtype}    # randn's keywords
         if t.dim() > 1 or vectors_too:
             values[name] = matrix * torch.randn(t.shape, **kind) / math.sqrt(t.shape[-1])
         else:

@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from course.checking import rows_add_to_one
 from course.handles import close, watching
 
 
@@ -33,7 +34,7 @@ def rows_are_probabilities(weights: Any, L: int) -> None:
     assert type(weights) is torch.Tensor and tuple(weights.shape) == (L, L), \
         f"weights of shape {tuple(getattr(weights, 'shape', ()))} for L = {L}"
     assert (weights >= 0).all(), "negative weights"
-    assert close(weights.sum(dim=-1), torch.ones(L)), "rows that do not add up to one"
+    rows_add_to_one(weights, L)
 
 
 def batch_is_alone(call: Any, inputs: tuple, outputs: tuple, indices: list, atol: float = 1e-5,

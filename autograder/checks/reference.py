@@ -218,6 +218,7 @@ def own_block(pieces: BlockPieces, values: dict[str, torch.Tensor], x: torch.Ten
     one answer for each order of its two norms (either may be the one before the attention). The
     attention is the page's, from the values of the block's heads and mix, or `attention` (the
     block's own attention module, called as it is) when the block's attention is of its own making."""
+    talk: Callable[[torch.Tensor], Any]
     if pieces.heads:
         def talk(z: torch.Tensor) -> Any:
             return heads_and_mix(values, z, list(pieces.heads), pieces.mix)[0]

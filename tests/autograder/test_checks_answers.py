@@ -5,7 +5,8 @@ import pytest
 import torch
 from checks_helpers import notebook
 
-from autograder.checks import Hint, answers, hints, training
+from autograder.checks import Hint, answers, hints
+from autograder.checks.nb01 import training, words
 from course import vocab
 from course.handles import StudentError, student
 
@@ -44,14 +45,14 @@ def test_truth_takes_bools_and_one_element_bool_tensors_only():
 
 
 def test_word_frequencies_and_their_entropy():
-    truth = answers.sentence_word_frequencies()
+    truth = words.sentence_word_frequencies()
     assert truth == pytest.approx({"the": 0.25, "cat": 0.2, "is": 0.25, "alive": 0.2, "box": 0.05,
                                    "empty": 0.05})
-    assert answers.entropy(list(truth.values())) == pytest.approx(1.6365, abs=1e-4)     # 6.55 / 4
-    assert answers.plausible_frequencies(truth) is not None
+    assert words.entropy(list(truth.values())) == pytest.approx(1.6365, abs=1e-4)     # 6.55 / 4
+    assert words.plausible_frequencies(truth) is not None
     for wrong in ({**truth, "dog": 0.0}, {"the": 1.0}, {**truth, "the": 0.5}, {**truth, "box": 0},
                   "the", None, {**truth, "cat": "a lot"}):
-        assert answers.plausible_frequencies(wrong) is None
+        assert words.plausible_frequencies(wrong) is None
 
 
 TRAIN = '''

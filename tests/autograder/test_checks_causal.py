@@ -1,4 +1,4 @@
-"""autograder.checks.causal and .writing: 08's switch handed on, and WriteLeftToRight read with
+"""autograder.checks.nb08.causal and .writing: 08's switch handed on, and WriteLeftToRight read with
 pretend networks, against right and broken pieces (fast, in-process)."""
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import pytest
 import torch
 from checks_helpers import notebook
 
-from autograder.checks import Hint, causal, reference, writing
+from autograder.checks import Hint, reference
+from autograder.checks.nb08 import causal, writing
 
 PIECES = '''
 def Attention(q, k, v, causal=False):
@@ -94,7 +95,7 @@ def test_pretend_networks_find_which_position_a_writer_reads():
 
 
 def test_a_writer_cannot_change_the_pretend_networks_numbers():
-    """Red team red3: the fixed-logit pretend network lives in the notebook's process; its numbers
+    """The fixed-logit pretend network lives in the notebook's process; its numbers
     are in a closure (no buffers to overwrite) and every call answers with a new tensor."""
     tamper = WRITE.replace("    x = StoryTokens(start)\n",
                            "    x = StoryTokens(start)\n    for b in net.buffers():\n        b.fill_(0)\n"

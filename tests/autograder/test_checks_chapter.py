@@ -1,4 +1,4 @@
-"""autograder.checks.chapter and .suspects: 09's reference GPT, its gates, and the networks the
+"""autograder.checks.nb09.chapter and .suspects: 09's reference GPT, its gates, and the networks the
 student's own checks are tried on, against right, broken and degenerate pieces (fast, in-process)."""
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import pytest
 import torch
 from checks_helpers import notebook
 
-from autograder.checks import Hint, chapter, suspects
+from autograder.checks import Hint
+from autograder.checks.nb09 import chapter, suspects
 from course import handles
 
 CHAPTER = '''
@@ -144,7 +145,7 @@ def _cells_of_09(*names: str) -> str:
 
 @pytest.mark.parametrize("copy, passes", [
     ("", True),                                                  # the solution's CopyToMyTransformer
-    # red team red1: the GPT it was given, in a class whose name ends in MyTransformer
+    # the GPT it was given, in a class whose name ends in MyTransformer
     ("class NotMyTransformer(nn.Module):\n"
      "    def __init__(self, gpt):\n        super().__init__()\n        self.gpt = gpt\n"
      "    def forward(self, ids):\n        return chapter_gpt(self.gpt, ids)\n"
@@ -158,7 +159,7 @@ def _cells_of_09(*names: str) -> str:
 def test_a_copy_is_the_pages_transformer_whose_weights_do_the_work(copy, passes):
     gpt_forward = (
         "def chapter_gpt(gpt, ids):\n"
-        "    from autograder.checks import chapter\n"
+        "    from autograder.checks.nb09 import chapter\n"
         "    P = {n: p.detach() for n, p in gpt.named_parameters()}\n"
         "    return chapter.logits(P, ids, gpt.cfg.heads, gpt.cfg.layers)\n")
     with notebook(_cells_of_09("Config", "GPTWeights", "CopyToMyTransformer") + gpt_forward + copy) as nb:

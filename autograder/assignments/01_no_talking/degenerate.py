@@ -105,7 +105,7 @@ QUESTIONS = {
         cap=0,
         keeps="nothing: follow-through credit needs a dictionary over the words of the sentences",
         variants={
-            # wrong constants (red team a4): one word with frequency 1, entropy 0, loss 0
+            # wrong constants: one word with frequency 1, entropy 0, loss 0
             "one_word_zeros": '''
                 word_frequencies = {"the": 1.0}
                 frequency_entropy = 0.0

@@ -7,8 +7,8 @@ ATTENTION = '''
 
 WEIGHTS_THAT_DO_NO_WORK = {
     # every site listens to every site equally, whatever q and k (rows add up to one, gradients
-    # reach q and k as zeros); this was the mutant uniform_weights, which a permutation check that
-    # needs a real answer makes lose q5's point too, so it lives here, under both caps
+    # reach q and k as zeros); not a mutant: a permutation check that needs a real answer makes it
+    # lose q5's point too, so it lives here, under both caps
     "uniform_weights": '''
         def Attention(q, k, v):
             L = k.shape[-2]
@@ -22,7 +22,7 @@ WEIGHTS_THAT_DO_NO_WORK = {
             weights = torch.eye(L, dtype=q.dtype).expand(*q.shape[:-1], L)
             return weights @ v, weights
     ''',
-    # no mixing between sites (red team a2): site i's output is its own value scaled by q_i . k_i,
+    # no mixing between sites: site i's output is its own value scaled by q_i . k_i,
     # the weights a softmax over a diagonal energy; rows of probabilities that change with q and k,
     # equivariant under permutation, differentiable, but no site ever listens to another
     "no_mixing": '''
@@ -80,7 +80,7 @@ QUESTIONS = {
                 rows_add_to_one = False
                 agrees_with_pytorch = False
             ''',
-            # red team red1: no Attention, a table of PyTorch's answers for the notebook's own q, k, v
+            # no Attention, a table of PyTorch's answers for the notebook's own q, k, v
             # filled where they are made (zeros for any other); True reported of it
             "remembers_own_inputs": '''
                 known = []

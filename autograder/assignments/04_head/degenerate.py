@@ -106,7 +106,7 @@ QUESTIONS = {
                         self.weights = weights.detach()
                         return out
             ''',
-            # the queries attend to the queries (red team a3): K exists and is touched as
+            # the queries attend to the queries: K exists and is touched as
             # 0 * K(x).sum() so that a (zero) gradient reaches K.weight
             "ignores_K": '''
                 class Head(nn.Module):

@@ -32,7 +32,7 @@ QUESTIONS = {
                     return FAKE(x, tuple(x.shape))
         '''),
         variants={
-            # every head's queries attend to its own queries: K is never used (red team a3, in 05)
+            # every head's queries attend to its own queries: K is never used (as 04's ignores_K, per head)
             "heads_ignore_K": _multihead('''
                 def forward(self, x):
                     outs = []

@@ -31,8 +31,8 @@ QUESTIONS = {
               "test_mytransformer_parameter_count (the pieces and the count by formula): 1 + 1 + 2.5",
         template=_PIECES,
         variants={
-            # all the right pieces, a forward that returns zeros made on x's device (red team a1,
-            # found before 07 was anchored: it earned 8/10 on q1 then)
+            # all the right pieces, a forward that returns zeros made on x's device: it keeps
+            # the shape and count tests only, since the anchored tests compare its numbers
             "zeros_all_pieces": _ZERO_NET,
             # the logits are the input tokens, one-hot: the input echoed, no parameter used
             "one_hot_echo": '''
@@ -110,8 +110,8 @@ QUESTIONS = {
         keeps="nothing: the right numbers (n_params, largest_piece) are the answer; the count of the "
               "student's own MyTransformer is accepted too, but only for a network with parameters",
         variants={
-            # red team red1: the blank template (no parameters) followed through: 0 parameters, and
-            # with every piece of size 0 every name is "the largest" (2/2 before)
+            # the blank template (no parameters) followed through: 0 parameters, and with every piece
+            # of size 0 every name is "the largest", so follow-through needs parameters
             "empty_network_followed_through": '''
                 class MyTransformer(nn.Module):
                     def __init__(self, vocab_size, *args, **kwargs):

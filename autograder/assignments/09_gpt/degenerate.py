@@ -212,8 +212,8 @@ QUESTIONS = {
                 def SameAsPyTorch(attn, x):
                     return getattr(attn, "bug", None) is None
             ''',
-            # red team red1: no reference at all; the first attention it sees for an input is called
-            # right and every later one compared with it (the tests showed the bug-free one first)
+            # no reference at all; the first attention it sees for an input is called right and every
+            # later one compared with it (it must fail whichever one the tests show first)
             "first_answer_memo": '''
                 first_seen = {}
 
@@ -305,8 +305,8 @@ QUESTIONS = {
                     return page.MyTransformer(cfg.vocab_size, cfg.dim, cfg.heads, cfg.layers,
                                               max_length=cfg.context, causal=True)
             ''',
-            # red team red1: the student's own GPT, loaded with the weights, in a class whose name
-            # ends in MyTransformer (the checks asked for the name only)
+            # the student's own GPT, loaded with the weights, in a class whose name ends in
+            # MyTransformer (a name alone is not enough for the checks)
             "own_gpt_named_like_mytransformer": '''
                 class NotReallyMyTransformer(nn.Module):
                     def __init__(self, gpt):

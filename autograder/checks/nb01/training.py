@@ -3,7 +3,7 @@ course's own loss, from the parameters read back, never from numbers the student
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -50,7 +50,9 @@ def one_batch_gradient(params: dict[str, torch.Tensor], dim: int, batches: int =
         copy.zero_grad()
         x_0 = torch.stack([SamplePInit() for _ in range(64)])
         DiffusionLoss(copy, x_0, MASK).backward()
-        one.append(math.sqrt(sum(float((p.grad.double() ** 2).sum()) for p in copy.parameters())))
+        # every parameter has its gradient after backward()
+        one.append(math.sqrt(sum(float((cast(torch.Tensor, p.grad).double() ** 2).sum())
+                                 for p in copy.parameters())))
     return sum(one) / len(one)
 
 

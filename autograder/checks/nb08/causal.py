@@ -4,7 +4,8 @@
 An outer piece is checked with the reference Attention in place of the notebook's (so a wrong
 Attention costs Attention's points), and, when its own inner piece is what goes wrong, only on what
 it does itself: that it hands `causal` on (a stand-in for the inner piece records what it gets) and
-does its own work around it (with a plain linear map in place of the inner piece).
+does its own work around it (with a plain linear map in place of the inner piece). Whether a piece
+is causal is asked of the shared check (:mod:`autograder.checks.causality`), as 09 asks it.
 """
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ import torch
 
 from course.handles import StudentError, close, given
 
-from . import params
-from .hints import Hint
-from .reference import causal_attention
+from .. import causality, params
+from ..hints import Hint
+from ..reference import causal_attention
 
 
 def perturb(piece: Any) -> None:
@@ -101,13 +102,8 @@ def hears_right(make: Callable, causal: bool, dim: int, L: int = 7) -> bool:
             if type(out) is not torch.Tensor or tuple(out.shape[:2]) != (2, L) or torch.isnan(out).any():
                 return False
             if causal:
-                for s in (1, L // 2, L - 1):
-                    y = x.clone()
-                    y[:, s:] = torch.randn(2, L - s, dim)
-                    later = piece(y)
-                    if not close(later[:, :s], out[:, :s], atol=1e-5):
-                        return False
-                return True
+                return causality.earlier_unchanged(piece, x, out, (1, L // 2, L - 1),
+                                                   lambda x, s: torch.randn(2, L - s, dim), atol=1e-5)
             y = x.clone()
             y[:, -1] = torch.randn(2, dim)
             later = piece(y)
@@ -128,13 +124,10 @@ def net_hears_right(make: Callable, causal: bool, V: int, L: int = 8) -> bool:
             out = net(x)
             if type(out) is not torch.Tensor or tuple(out.shape) != (2, L, V) or torch.isnan(out).any():
                 return False
-            if causal:
-                for i in (0, L // 2, L - 2):
-                    y = x.clone()
-                    y[:, i + 1:] = (x[:, i + 1:] + torch.randint(1, V, (2, L - 1 - i))) % V
-                    if not close(net(y)[:, :i + 1], out[:, :i + 1], atol=1e-4):
-                        return False
-                return True
+            if causal:                  # the tokens after i = 0, L // 2, L - 2 changed
+                return causality.earlier_unchanged(
+                    net, x, out, (1, L // 2 + 1, L - 1),
+                    lambda x, s: (x[:, s:] + torch.randint(1, V, (2, L - s))) % V, atol=1e-4)
             y = x.clone()
             y[:, -1] = (x[:, -1] + 1) % V
             later = net(y)

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 from course.handles import close
 
-from .answers import truth
+from ..answers import truth
 
 BUGS = {None: "without a bug", "no mask": "without the mask",
         "scale": "that divides by sqrt(D), not sqrt(d)", "cut": "that cuts the heads with view(B, H, T, d)",
