@@ -49,7 +49,9 @@ from .workspace import begin_outputs, discard_outputs, set_aside, swap_outputs
 class Outcome:
     """A graded batch (or merged shards), its output folder written: ``out`` (a shard's own folder
     for a shard), its rows, the sandbox mode they ran in, whether cgroups held them (and the note
-    that says how), and ``meta`` as the report shows it."""
+    that says how), ``meta`` as the report shows it, and ``notes``: what the grading has to say,
+    one line each (the cache, the similarity flags, the summary, where the hand grading starts),
+    printed by the command lines (:func:`say`); the engine prints nothing."""
 
     out: Path
     results: list[Result]
@@ -57,6 +59,13 @@ class Outcome:
     cgroups: bool
     cg_note: str
     meta: dict
+    notes: tuple[str, ...] = ()
+
+
+def say(outcome: Outcome) -> None:
+    """The command lines' report of a grading: its notes, on stdout."""
+    for line in outcome.notes:
+        print(line)
 
 
 def load_assignment(name_or_folder: str) -> assignment_mod.Assignment:
@@ -70,7 +79,8 @@ Finish = Callable[["Outcome"], object]     # what follows a grading in OUT, befo
 
 
 def grade(config: GradeConfig, finish: Finish | None = None) -> Outcome:
-    """Grade the batch and write the output folder (:mod:`autograder.report`); print the summary.
+    """Grade the batch and write the output folder (:mod:`autograder.report`); the summary is in
+    the Outcome's ``notes`` (:func:`say` prints them; ``finish`` is given them first).
     With ``config.shard``: grade that shard's rows only and write its shard result
     (:mod:`autograder.shards`) into ``config.out/shards/K-of-N``. With ``config.cache``: reuse what
     an earlier run graded and nothing changed for (:mod:`autograder.cache`). The batch is written
@@ -126,11 +136,12 @@ def _grade(config: GradeConfig, asg: assignment_mod.Assignment, out: Path, final
            t0: float, finish: Finish | None = None) -> Outcome:
     """:func:`grade` into ``out`` (a shard's folder, or the staging folder of ``final``)."""
     shard = config.shard
-    grader = Grader(config, asg, out)
     try:                                     # a pod that asked for a user namespace and got none
-        grader.warnings += userns.enforce()
+        early = userns.enforce()
     except userns.UnsafePod as exc:
         raise GradingError(f"{exc}; not grading as the node's root with CAP_SYS_ADMIN") from exc
+    grader = Grader(config, asg, out, early)
+    assert config.cell_timeout is not None          # GradeConfig.__post_init__ sets it
     limits = {"timeout": config.timeout, "cell_timeout": config.cell_timeout, "memory": config.memory}
     startup = grading = 0.0
     try:
@@ -173,12 +184,13 @@ def _grade(config: GradeConfig, asg: assignment_mod.Assignment, out: Path, final
     for r in results:
         r.sha256 = hashes.get(r.file, "")
     ws = grader.ws
+    notes: list[str] = []
     if cache is not None and plan is not None:
         results = [cache.splice(r, r.file, plan) if r.file in plan.partial else r for r in results]
         results = plan.reused + results
         cache.store(results, subs, ws.out)
-        print(plan.line(cache.folder))
-    meta = {"workers": config.workers, "mode": ws.mode, "mode_note": sandbox.MODE_NOTES[ws.mode],
+        notes.append(plan.line(cache.folder))
+    meta: dict = {"workers": config.workers, "mode": ws.mode, "mode_note": sandbox.MODE_NOTES[ws.mode],
             "cgroups": ws.cg.kind if ws.cg else "none", "cgroups_note": ws.cg_note,
             "warnings": grader.warnings, "wall_seconds": time.monotonic() - t0,
             "startup_seconds": round(startup, 3), "grading_seconds": round(grading, 3),
@@ -186,14 +198,15 @@ def _grade(config: GradeConfig, asg: assignment_mod.Assignment, out: Path, final
             "skipped": [{"name": s.name, "rule": s.rule} for s in skipped]}
     if plan is not None:
         meta["cache"] = {"reused": len(plan.reused), "partial": len(plan.partial), "fresh": plan.fresh}
-    outcome = Outcome(out=final or ws.out, results=results, mode=ws.mode, cg_note=ws.cg_note,
-                      cgroups=ws.cg is not None, meta=meta)
     if final is None:
-        _write_shard(config, asg, ws.out, results, meta, everyone, subs, limits)
+        notes.append(_write_shard(config, asg, ws.out, results, meta, everyone, subs, limits))
     else:
-        set_aside(final, meta["warnings"], dry_run=True)    # said in the report; done once it is written
-        write_outputs(ws.out, asg, results, meta, similar=config.similarity, names=config.student_names,
-                      shown=final)
+        meta["warnings"] += set_aside(final, dry_run=True)    # said in the report; done once it is written
+        notes += write_outputs(ws.out, asg, results, meta, similar=config.similarity,
+                               names=config.student_names, shown=final)
+    outcome = Outcome(out=final or ws.out, results=results, mode=ws.mode, cg_note=ws.cg_note,
+                      cgroups=ws.cg is not None, meta=meta, notes=tuple(notes))
+    if final is not None:
         _publish(ws.out, final, outcome, finish)
     return outcome
 
@@ -204,15 +217,15 @@ def _publish(staging: Path, final: Path, outcome: Outcome, finish: Finish | None
     if finish is not None:
         with outdir.staged(final, staging):
             finish(outcome)
-    set_aside(final, [])
+    set_aside(final)                # what it says, the report said already (dry_run)
     swap_outputs(staging, final)
 
 
 def _write_shard(config: GradeConfig, asg: assignment_mod.Assignment, out: Path, results: list[Result],
                  meta: dict, everyone: list[inputs.Submission], subs: list[inputs.Submission],
-                 limits: dict[str, float]) -> None:
+                 limits: dict[str, float]) -> str:
     """A shard's result (:func:`autograder.shards.write_shard`), with where it ran and the gradebook
-    the merge is for; its summary line."""
+    the merge is for; returns its summary line."""
     assert config.shard is not None
     k, n = config.shard.k, config.shard.n
     meta["slurm"] = shards.slurm_context()
@@ -222,32 +235,38 @@ def _write_shard(config: GradeConfig, asg: assignment_mod.Assignment, out: Path,
                              config.gradebook.export_partial]
     path = shards.write_shard(out, asg, results, meta, k, n, everyone, [s.file for s in subs],
                               limits, [str(s) for s in config.submissions], run=config.shard.run)
-    ok = sum(1 for r in results if r.status == "ok")
-    print(f"graded shard {k} of {n} ({len(results)} of {len(everyone)} rows) of {asg.name} in "
-          f"{meta['wall_seconds']:.1f} s ({ok} ok, {len(results) - ok} not ok; sandbox: {meta['mode']}) "
-          f"-> {path}; when every shard is done: course merge {config.out}")
+    ok = sum(1 for r in results if r.grading.ok)
+    return (f"graded shard {k} of {n} ({len(results)} of {len(everyone)} rows) of {asg.name} in "
+            f"{meta['wall_seconds']:.1f} s ({ok} ok, {len(results) - ok} not ok; sandbox: {meta['mode']}) "
+            f"-> {path}; when every shard is done: course merge {config.out}")
 
 
 def write_outputs(out: Path, asg: assignment_mod.Assignment, results: list[Result], meta: dict, *,
-                  similar: bool, names: StudentNames, shown: Path | None = None) -> None:
-    """Everything one grading writes into ``out``, and its summary: one machine's batch and the
-    merge of shards alike (``similar``: compare the submissions with each other; ``shown``: the
-    folder the summary names, where ``out`` is a staging folder that will replace its outputs)."""
-    report.write_all(out, asg, results, meta, names)
+                  similar: bool, names: StudentNames, shown: Path | None = None) -> list[str]:
+    """Everything one grading writes into ``out``, and its summary (returned, one line each): one
+    machine's batch and the merge of shards alike (``similar``: compare the submissions with each
+    other; ``shown``: the folder the summary names, where ``out`` is a staging folder that will
+    replace its outputs). report.html is written last, once, with the similarity section."""
+    lines = []
+    manual_notes = report.write_rows(out, asg, results, meta, names)
+    section = None
     if similar:                  # flags for a person to look at: nothing in grades or feedback
-        print(similarity_mod.after_grading(out).replace(str(out), str(shown or out)))
+        compared = similarity_mod.after_grading(out)
+        section = compared.section
+        lines.append(compared.line.replace(str(out), str(shown or out)))
+    report.write_report(out, asg, results, meta, names, manual_notes=manual_notes, similarity_html=section)
     out = shown or out
-    ok = sum(1 for r in results if r.status == "ok")
+    ok = sum(1 for r in results if r.grading.ok)
     how = f"{len(meta['shards'])} shards" if meta.get("shards") else f"{meta['wall_seconds']:.1f} s"
-    print(f"graded {len(results)} submissions of {asg.name} in {how} "
-          f"({ok} ok, {len(results) - ok} not ok; sandbox: {meta['mode']}) -> {out / 'grades.csv'}")
-    print(inputs.entries_line(len(results), meta.get("skipped", [])).replace(
+    lines.append(f"graded {len(results)} submissions of {asg.name} in {how} "
+                 f"({ok} ok, {len(results) - ok} not ok; sandbox: {meta['mode']}) -> {out / 'grades.csv'}")
+    lines.append(inputs.entries_line(len(results), meta.get("skipped", [])).replace(
         "report.html", str(out / "report.html")))
     if any(q.manual for q in asg.questions):
-        print(f"hand grading: open {out / 'manual'}/<question>.html, fill in "
-              f"{out / 'manual.csv'}, then: course manual {out} FILLED.csv")
-    for line in meta.get("manual_notes", []):
-        print("note: " + line)
+        lines.append(f"hand grading: open {out / 'manual'}/<question>.html, fill in "
+                     f"{out / 'manual.csv'}, then: course manual {out} FILLED.csv")
+    lines += ["note: " + line for line in manual_notes]
+    return lines
 
 
 def merge(*, out: Path, shard_dirs: Sequence[Path] = (), assignment: str | None = None, n: int | None = None,
@@ -284,20 +303,20 @@ def write_merge(merged: shard_merge.Merged, *, out: Path, similarity: bool = Tru
     t0 = time.monotonic()
     out = Path(out).resolve()
     asg, meta = merged.asg, merged.meta
-    for line in merged.notes:
-        print("note: " + line)
+    notes = ["note: " + line for line in merged.notes]
     meta["mode_note"] = sandbox.MODE_NOTES.get(meta["mode"], "")
-    outcome = Outcome(out=out, results=merged.results, mode=meta["mode"],
-                      cg_note=meta.get("cgroups_note", ""), cgroups=meta.get("cgroups", "none") != "none",
-                      meta=meta)
     staging = begin_outputs(out)
     try:
         shard_merge.copy_figures(merged.shard_dirs, staging)
-        set_aside(out, meta["warnings"], dry_run=True)      # said in the report; done once it is written
-        write_outputs(staging, asg, merged.results, meta, similar=similarity, names=student_names, shown=out)
+        meta["warnings"] += set_aside(out, dry_run=True)      # said in the report; done once it is written
+        notes += write_outputs(staging, asg, merged.results, meta, similar=similarity, names=student_names,
+                               shown=out)
         meta["merge_seconds"] = round(time.monotonic() - t0 + meta.get("merge_read_seconds", 0.0), 3)
         each = ", ".join(f"shard {m['shard']}: {m['rows']} rows, {m['mode']}" for m in meta["shards"])
-        print(f"merged {merged.n} shards ({each}) in {meta['merge_seconds']:.1f} s")
+        notes.append(f"merged {merged.n} shards ({each}) in {meta['merge_seconds']:.1f} s")
+        outcome = Outcome(out=out, results=merged.results, mode=meta["mode"],
+                          cg_note=meta.get("cgroups_note", ""), cgroups=meta.get("cgroups", "none") != "none",
+                          meta=meta, notes=tuple(notes))
         _publish(staging, out, outcome, finish)
     finally:
         discard_outputs(staging)

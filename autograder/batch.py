@@ -6,6 +6,7 @@ each row with :mod:`autograder.verdict`). :func:`autograder.api.grade` drives it
 from __future__ import annotations
 
 import resource
+from collections.abc import Sequence
 from pathlib import Path
 
 from . import inputs
@@ -19,15 +20,23 @@ from .workspace import Workspace
 
 class Grader:
     """The machinery of one grading; :meth:`close` undoes all of it (processes, uids, cgroups,
-    folder modes, the private folder). ``warnings`` is the batch's list (the report shows it)."""
+    folder modes, the private folder). ``early``: what was found to warn about before it was made
+    (:attr:`warnings` lists it first)."""
 
-    def __init__(self, config: GradeConfig, asg: Assignment, out: Path) -> None:
+    def __init__(self, config: GradeConfig, asg: Assignment, out: Path, early: Sequence[str] = ()) -> None:
         self.config = config
         self.asg = asg
-        self.warnings: list[str] = []
-        self.ws = Workspace(config, asg, out, self.warnings)
+        self.early = list(early)
+        self.ws = Workspace(config, asg, out)
         self.survey: Survey | None = None
         self.scheduler: Scheduler | None = None
+
+    @property
+    def warnings(self) -> list[str]:
+        """The batch's warnings (the report shows them), in the order they arose: before the batch,
+        preparing its place, reading the notebooks, running them."""
+        return (self.early + self.ws.warnings + (self.survey.warnings if self.survey else [])
+                + (self.scheduler.warnings if self.scheduler else []))
 
     def make_root(self) -> Path:
         """The batch's private folder; returns its staging folder (where the submissions go)."""
@@ -42,7 +51,7 @@ class Grader:
         if not prepared:
             self.ws.prepare(subs)
         ws = self.ws
-        self.survey = Survey(self.asg, subs, ws.root, ws.staging, ws.out, self.warnings)
+        self.survey = Survey(self.asg, subs, ws.root, ws.staging, ws.out)
         self.scheduler = Scheduler(self.config, self.asg, ws, self.survey, only)
         self.survey.start()                 # reads the notebooks while the fork server starts
         self.scheduler.start()

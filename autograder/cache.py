@@ -41,18 +41,17 @@ from . import inputs, provenance
 from .assignment import Assignment
 from .provenance import Provenance
 from .results import Result
+from .status import GradingStatus
 
 CACHE_DIR = "cache"
 ENTRY = "entry.json"
 FORMAT = 2
-KEEP_PREFIXES = ("ok", "suspicious code", "cells deleted", "sys.exit()", "tampering detected",
-                 "wrong notebook", "unreadable notebook")
-NEVER_RAN = ("wrong notebook", "unreadable notebook")
 SHOWN = 10          # rejected entries named on the summary line
 
 
 def keepable(r: Result) -> bool:
-    return r.status.startswith(KEEP_PREFIXES)
+    """A row graded for what its notebook is (:attr:`autograder.status.Status.keepable`)."""
+    return r.grading.kind.keepable
 
 
 @dataclass
@@ -145,7 +144,7 @@ class Cache:
                 continue
             changed = then.changed_questions(self.now)
             status = body["result"]["status"]
-            if not changed or status.startswith(NEVER_RAN):
+            if not changed or GradingStatus.parse(status).kind.never_ran:
                 r = result_from_json(self._restore(body, s, out))
                 r.sha256 = sha
                 if changed:          # never ran its tests: its cases are the new tests', not run

@@ -24,8 +24,9 @@ Two kinds, whichever the machine has:
     is one (``cgroup.kill``), else the freezer (freeze, kill every member, thaw), else by killing
     the members until none is left; peak from ``memory.max_usage_in_bytes``.
 
-Where neither works (not root, no writable hierarchy) :meth:`Batch.open` returns None with a
-reason in :data:`last_note`, and the grader keeps its per-process limits and says so in the report.
+Where neither works (not root, no writable hierarchy) :meth:`Batch.open` returns None
+(:meth:`Batch.opened`: with the reason), and the grader keeps its per-process limits and says so in
+the report.
 """
 from __future__ import annotations
 
@@ -37,7 +38,6 @@ from pathlib import Path
 
 NEEDED = ("memory", "pids", "cpu")
 ROOT = Path("/sys/fs/cgroup")
-last_note = ""
 
 
 def _read(path: Path) -> str:
@@ -249,22 +249,26 @@ class Batch:
     # ------------------------------------------------------------ finding the hierarchies
     @classmethod
     def open(cls, name: str, prefer: str | None = None, workers: int = 1) -> Batch | None:
-        """Make the batch's cgroup; None when this machine gives no usable hierarchy (see last_note).
+        """Make the batch's cgroup; None when this machine gives no usable hierarchy
+        (:meth:`opened` says why)."""
+        return cls.opened(name, prefer, workers)[0]
+
+    @classmethod
+    def opened(cls, name: str, prefer: str | None = None, workers: int = 1) -> tuple[Batch | None, str]:
+        """Make the batch's cgroup: (it, its :attr:`note`), or (None, why not) when this machine gives
+        no usable hierarchy.
 
         The batch's own CPU weight is ``workers`` times the default: its submissions share the
         processors equally among themselves, and together weigh against the rest of the machine
         as much as ``workers`` processes of their own would (one weight for the whole batch would
         halve a two-worker batch's share on a busy machine)."""
-        global last_note
         if os.geteuid() != 0:
-            last_note = "no cgroups: the grader does not run as root"
-            return None
+            return None, "no cgroups: the grader does not run as root"
         try:
             found = mounts()
             own = own_cgroups()
         except OSError as exc:
-            last_note = f"no cgroups: {exc}"
-            return None
+            return None, f"no cgroups: {exc}"
         notes = []
         for kind in ([prefer] if prefer else ["v2", "v1"]):
             try:
@@ -279,10 +283,8 @@ class Batch:
                     _write(batch.folders["cpu"] / "cpu.shares", str(min(262_144, 1024 * max(1, workers))))
             except OSError:
                 pass
-            last_note = batch.note
-            return batch
-        last_note = "no usable cgroups (" + "; ".join(notes) + ")"
-        return None
+            return batch, batch.note
+        return None, "no usable cgroups (" + "; ".join(notes) + ")"
 
     @classmethod
     def _open_v2(cls, name: str, found: list, own: dict[str, str]) -> Batch:

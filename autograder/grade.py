@@ -88,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     except GradingError as exc:
         print(f"course grade: {exc}", file=sys.stderr)
         return exc.exit_code
+    api.say(outcome)
     api.warn(outcome)
     return 0
 

@@ -42,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 
 CONTAINER_ONLY = ("eval ", "mamba ", "export PATH=")     # lines of run_autograder for Gradescope's image
@@ -73,13 +74,13 @@ def _case_lines(cases: list) -> list[str]:
     return lines
 
 
-def wrong_notebook_text(status: str, name: str) -> str:
-    what = status.split(":", 1)[1].strip() if ":" in status else status
-    return (f"Wrong notebook: {what}. Nothing was graded. Submit your {name}.ipynb to this "
+def wrong_notebook_text(what: str, name: str) -> str:
+    """What a student sees for another week's notebook (``what``: its status's detail, which week it is)."""
+    return (f"Wrong notebook: {what.strip()}. Nothing was graded. Submit your {name}.ipynb to this "
             "assignment (and the other notebook to its own assignment, if it has one).")
 
 
-def results_json(asg, r, mode: str, visibility: str = "after_published", notes: list[str] = (),
+def results_json(asg, r, mode: str, visibility: str = "after_published", notes: Sequence[str] = (),
                  public_visibility: str = "visible") -> dict:
     """Gradescope's results.json for one graded row ``r`` (:class:`autograder.results.Result`) of
     assignment ``asg``: one test per automatically graded question with its cases (hidden ones as
@@ -87,19 +88,21 @@ def results_json(asg, r, mode: str, visibility: str = "after_published", notes: 
     ``public_visibility``, a visible test for a row whose status is not ``ok``, the total, and the
     sandbox mode. The stdout (the engine's log, paths of the container) stays the instructor's."""
     from . import report, sandbox
+    from .status import Status
+    said = r.grading
     mode_line = (f"Graded by the course's engine: your notebook ran in a sandboxed process of its own "
                  f"(sandbox mode: {mode}) and the tests ran in a separate judge process.")
     extra = {"sandbox": mode, "grading_status": r.status, "engine": "course"}
-    if report.is_wrong_notebook(r.status):
-        text = wrong_notebook_text(r.status, asg.name)
+    if said.kind is Status.WRONG_NOTEBOOK:
+        text = wrong_notebook_text(said.detail, asg.name)
         return {"score": 0.0, "output": "\n\n".join([text, *notes]), "extra_data": extra,
                 "stdout_visibility": STDOUT_VISIBILITY,
                 "tests": [{"name": "Wrong notebook", "score": 0.0, "max_score": 0.0, "status": "failed",
                            "visibility": "visible", "output": text}]}
     tests = []
     total = _num(r.total)
-    held = held_text(total, sum(_num(q.max_points) for q in asg.auto)) if report.is_flagged(r.status) else ""
-    if r.status != "ok":
+    held = held_text(total, sum(_num(q.max_points) for q in asg.auto)) if said.kind.flagged else ""
+    if not said.ok:
         # always visible: a 0-point test students see at once (Gradescope's spec suggests exactly
         # this for pre-submission checks), so a held row says so whatever the scored tests' setting
         lines = [held] if held else []
@@ -119,7 +122,7 @@ def results_json(asg, r, mode: str, visibility: str = "after_published", notes: 
                       "status": "passed" if score >= _num(q.max_points) else "failed",
                       "visibility": visibility, "output": "\n".join(_case_lines(cases))})
     output = [mode_line, sandbox.MODE_NOTES[mode], *notes]
-    if r.status != "ok":
+    if not said.ok:
         output.insert(0, f"Grading note: {r.status}")
     score = total
     if held:
@@ -186,7 +189,7 @@ def pick_notebook(folder: Path, name: str) -> Path | None:
                 found.append(p)
     found.sort()
     exact = [p for p in found if p.name == f"{name}.ipynb"]
-    return (exact or found or [None])[0]
+    return next(iter(exact or found), None)
 
 
 def _write(path: Path, doc: dict) -> None:
@@ -230,6 +233,7 @@ def run(root: Path) -> int:
             restore.update(close_to_others(closed_to_student(root)))
         try:
             outcome = _grade(notebook, name, config)
+            api.say(outcome)
         except GradingError as exc:                  # the notebook could not be read
             print(f"gradescope: {exc}", file=sys.stderr)
             outcome = None
@@ -274,14 +278,14 @@ def layout(autograder_zip: Path, notebook: Path, scratch: Path, name: str | None
     # Gradescope's record of the submission and the earlier ones (their results among them)
     (root / "submission_metadata.json").write_text(json.dumps(
         {"id": 1, "assignment": {"title": notebook.stem}, "previous_submissions": []}))
-    runner = root / "source" / "run_otter.py"          # an Otter zip (before issue 18; benchmarks)
+    runner = root / "source" / "run_otter.py"          # Otter's own zip (the benchmarks compare with it)
     if runner.exists():
         runner.write_text(runner.read_text().replace('"/autograder"', repr(str(root))))
     return root
 
 
 def grade(autograder_zip: Path, notebook: Path, scratch: Path, timeout: float = 600,
-          name: str | None = None, prefix: list[str] = ()) -> dict:
+          name: str | None = None, prefix: Sequence[str] = ()) -> dict:
     """Gradescope's results.json for ``notebook`` (submitted as ``name``, default its file name)
     graded with ``autograder_zip``, run through the zip's ``run_autograder`` (under ``prefix``)."""
     root = layout(autograder_zip, notebook, scratch, name)

@@ -16,14 +16,35 @@ import binascii
 import json
 from typing import Any
 
-from course.wire import nested_deeper
-
 MAX_LINE = 1 << 20
 ERROR_KINDS = {"error", "timeout", "exit", "memory"}
 
 
 class Malformed(ValueError):
     """A message that is not one the runner sends."""
+
+
+def _depth_ok(line: bytes, limit: int = 8) -> bool:
+    # course.wire.nested_deeper reads the same way; this copy keeps the grader's own process free
+    # of the student package (and so of torch: course/ imports it)
+    depth, in_string, escape = 0, False, False
+    for b in line:
+        if in_string:
+            if escape:
+                escape = False
+            elif b == 0x5C:
+                escape = True
+            elif b == 0x22:
+                in_string = False
+        elif b == 0x22:
+            in_string = True
+        elif b in (0x5B, 0x7B):
+            depth += 1
+            if depth > limit:
+                return False
+        elif b in (0x5D, 0x7D):
+            depth -= 1
+    return True
 
 
 def _str(v: Any, cap: int, what: str) -> str:
@@ -83,7 +104,7 @@ def parse_submission(line: bytes) -> dict:
     """One message from a submission's process, checked; raises :class:`Malformed`."""
     if len(line) > MAX_LINE:
         raise Malformed("a message too long")
-    if nested_deeper(line, 8):
+    if not _depth_ok(line):
         raise Malformed("a message nested too deeply")
     try:
         msg = json.loads(line.decode("utf-8"))

@@ -18,41 +18,37 @@ from __future__ import annotations
 import html
 import json
 import math
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from . import feedback, handgrading, outdir, similarity
 from .assignment import Assignment
 from .csvcells import FORMULA_START, clean, csv_text, text_cell  # noqa: F401  (FORMULA_START: re-exported)
 from .inputs import entries_line, lms_id, skip_counts
 from .results import EXTRA_COLUMNS, NO_NAMES, Result, StudentNames, num, percent, student_id, student_name
+from .status import Status
 
-WRONG_NOTEBOOK = "wrong notebook"        # the status of another week's notebook (not run)
-
-
-def is_wrong_notebook(status: str) -> bool:
-    return status.startswith(WRONG_NOTEBOOK + ":")
-
-
-# an upload nobody could read ("unreadable file": a link not followed, a FIFO, a folder named like a
-# notebook, a read that failed)
-UNREADABLE = ("unreadable notebook", "unreadable file", "unreadable zip", "rejected upload", "rejected file")
-
-
-def is_unreadable(status: str) -> bool:
-    """A corrupt or refused upload (not valid JSON, empty, a zip that cannot be unpacked, a link or
-    FIFO where a notebook should be): as uncertain as another week's notebook, so held from the
-    gradebook import, never exported as 0."""
-    return status.startswith(UNREADABLE)
-
-
-def is_flagged(status: str) -> bool:
-    """A row whose points a person must confirm before they count anywhere (the rules found code
-    they do not allow): held from the gradebook import and from the Gradescope total."""
-    return status.startswith("suspicious code")
+# A row's status is read by its kind (autograder.status): another week's notebook (not run) is
+# Status.WRONG_NOTEBOOK; an upload nobody could read (not valid JSON, empty, a zip that cannot be
+# unpacked, a link or FIFO where a notebook should be) is Status.unreadable, as uncertain as another
+# week's notebook, so held from the gradebook import, never exported as 0; code the rules do not
+# allow is Status.flagged, its points for a person to confirm before they count anywhere.
 
 
 def grades_csv(assignment: Assignment, results: list[Result]) -> str:
+    """grades.csv's text (:func:`grades_table`)."""
+    return csv_text(grades_table(assignment, results))
+
+
+def grades_csv_bytes(table: list[list[str]]) -> bytes:
+    """grades.csv as it is written, from its rows (the header first, every cell as written: text
+    cells through :func:`text_cell`): by ``course grade`` (:func:`write_rows`) and again by ``course
+    manual`` with the hand grades merged in (:mod:`instructor.manual`)."""
+    return csv_text(table).encode("utf-8", errors="replace")
+
+
+def grades_table(assignment: Assignment, results: list[Result]) -> list[list[str]]:
     """Otter's columns, then ``id`` (from Canvas and Moodle names), ``manual_points_earned`` (the
     manual columns' sum once all are filled in; 0.0 when there are none) and ``final_points_earned``
     (``total_points_earned`` plus that sum): what goes to the LMS."""
@@ -66,7 +62,7 @@ def grades_csv(assignment: Assignment, results: list[Result]) -> str:
         row += [num(r.total), num(percent(r.total, assignment.max_points)), text_cell(r.status)]
         row += [student_id(r.file)] + (["", ""] if has_manual else [num(0.0), num(r.total)])
         rows.append(row)
-    return csv_text(rows)
+    return rows
 
 
 def _mb(n: int | None) -> float | None:
@@ -107,7 +103,7 @@ def result_json(assignment: Assignment, r: Result) -> str:
 def feedback_md(assignment: Assignment, r: Result) -> str:
     """What the student may see: public test output in full; hidden tests as pass/fail and a hint."""
     lines = [f"# {assignment.name}: feedback for {r.file}", ""]
-    if is_wrong_notebook(r.status):    # nothing ran: no points, no tests to list as failed
+    if r.grading.kind is Status.WRONG_NOTEBOOK:    # nothing ran: no points, no tests to list as failed
         lines.append(f"Not graded: this notebook was not run ({r.status}). "
                      f"Hand in your {assignment.name} notebook.")
         return "\n".join(lines) + "\n"
@@ -115,7 +111,7 @@ def feedback_md(assignment: Assignment, r: Result) -> str:
     manual = [q.name for q in assignment.questions if q.manual]
     if manual:
         lines.append(feedback.by_hand_line(manual))
-    if r.status != "ok":
+    if not r.grading.ok:
         lines += ["", f"Grading note: {r.status}"]
     lines += _cell_errors_md(r.cell_errors)
     for q in assignment.auto:
@@ -147,7 +143,7 @@ def _cell_errors_md(errors: list) -> list[str]:
              "counted from 1, text cells included). A GIVEN cell that fails usually means that one of "
              "your answers above it does not yet work the way that cell needs.", ""]
     for e in shown:
-        text = e.get("error") if isinstance(e.get("error"), str) else str(e.get("kind", "error"))
+        text = cast(str, e.get("error")) if isinstance(e.get("error"), str) else str(e.get("kind", "error"))
         lines.append(f"- cell {e['cell']}: `{clean(text, 300).replace('`', chr(39))}`")
     more = len(errors) - len(shown)
     if more > 0:
@@ -214,7 +210,7 @@ def _rows_table(assignment: Assignment, results: list[Result], names: StudentNam
                 p = r.question_points.get(q.name, 0.0)
                 cls = "full" if p >= q.max_points - 1e-9 else ("none" if p <= 0 else "part")
                 cells.append(f"<td class='{cls}'>{num(p)}</td>")
-        status = r.status if r.status == "ok" else f"<b>{esc(r.status)}</b>"
+        status = r.status if r.grading.ok else f"<b>{esc(r.status)}</b>"
         out.append(f"<tr><td class='who'>{_who(r.file, names)}</td><td>{esc(student_id(r.file))}</td>"
                    f"{''.join(cells)}<td>{num(r.total)}</td>"
                    f"<td>{100 * percent(r.total, assignment.max_points):.0f}</td><td>{status}</td></tr>")
@@ -251,13 +247,16 @@ def _several_rows(results: list[Result], names: StudentNames) -> str:
 def _wrong_week(results: list[Result], names: StudentNames) -> str:
     """Another week's notebooks (not run) and uploads nobody could read: with ``--gradebook`` their
     students are HELD, nothing is exported for them (:func:`instructor.lms.graded_rows`)."""
-    return (_held(results, names, is_wrong_notebook, "another week's notebook", "ask for the right notebook")
-            + _held(results, names, is_unreadable, "an unreadable upload", "ask for the notebook again"))
+    return (_held(results, names, lambda k: k is Status.WRONG_NOTEBOOK, "another week's notebook",
+                  "ask for the right notebook")
+            + _held(results, names, lambda k: k.unreadable, "an unreadable upload",
+                    "ask for the notebook again"))
 
 
-def _held(results: list[Result], names: StudentNames, which, what: str, ask: str) -> str:
+def _held(results: list[Result], names: StudentNames, which: Callable[[Status], bool], what: str,
+          ask: str) -> str:
     esc = html.escape
-    rows = sorted((r for r in results if which(r.status)), key=lambda r: r.file)
+    rows = sorted((r for r in results if which(r.grading.kind)), key=lambda r: r.file)
     out = [f"<h2>HELD: {what} ({len(rows)})</h2>"]
     if not rows:
         return out[0] + "<p>None.</p>"
@@ -297,12 +296,16 @@ def _skipped(skipped: list[dict]) -> str:
 
 
 def report_html(assignment: Assignment, results: list[Result], meta: dict,
-                names: StudentNames = NO_NAMES) -> str:
+                names: StudentNames = NO_NAMES, *, manual_notes: Sequence[str] = (),
+                similarity_html: str | None = None) -> str:
+    """``manual_notes``: what writing the hand-grading pages said (:func:`write_rows`);
+    ``similarity_html``: the similarity section (:func:`autograder.similarity.after_grading`; None:
+    not compared, a placeholder that ``course similarity DIR`` fills in)."""
     esc = html.escape
     n = len(results)
     scores = [percent(r.total, assignment.max_points) for r in results]
     mean = sum(scores) / len(scores) if scores else math.nan
-    n_ok = sum(r.status == "ok" for r in results)
+    n_ok = sum(r.grading.ok for r in results)
     out = ["<!doctype html><html lang='en'><head><meta charset='utf-8'>",
            f"<title>Grading report: {esc(assignment.name)}</title>",
            "<style>body{font-family:sans-serif;max-width:80em;margin:2em auto;padding:0 1em}"
@@ -352,12 +355,12 @@ def report_html(assignment: Assignment, results: list[Result], meta: dict,
                           for q in manual_qs)
         out.append(f"<h2>Hand grading</h2><p>One page per question with every answer: {links}. "
                    "Fill in <code>manual.csv</code>, then <code>course manual DIR manual.csv</code>.</p>")
-        for note in meta.get("manual_notes", []):
+        for note in manual_notes:
             out.append(f"<p class='warn'>{esc(note)}</p>")
 
-    out.append(meta.get("similarity_html", similarity.PLACEHOLDER))    # course similarity fills it in
+    out.append(similarity.PLACEHOLDER if similarity_html is None else similarity_html)
 
-    bad = [r for r in sorted(results, key=lambda r: r.file) if r.status != "ok"]
+    bad = [r for r in sorted(results, key=lambda r: r.file) if not r.grading.ok]
     out.append(f"<h2>Rows that did not grade ok ({len(bad)})</h2>")
     if bad:
         out.append("<table><tr><th>student</th><th>grading_status</th><th>points</th></tr>")
@@ -395,9 +398,30 @@ def _write(path: Path, text: str) -> None:
 
 
 def write_all(out_dir: Path, assignment: Assignment, results: list[Result], meta: dict,
-              names: StudentNames = NO_NAMES) -> None:
-    """Write every output file into ``out_dir``; ``names`` name the rows in the report and the
-    hand-grading pages."""
+              names: StudentNames = NO_NAMES, similarity_html: str | None = None) -> list[str]:
+    """Write every output file into ``out_dir`` (:func:`write_rows`, then :func:`write_report`);
+    ``names`` name the rows in the report and the hand-grading pages. Returns what writing the
+    hand-grading pages said."""
+    notes = write_rows(out_dir, assignment, results, meta, names)
+    write_report(out_dir, assignment, results, meta, names, manual_notes=notes,
+                 similarity_html=similarity_html)
+    return notes
+
+
+def write_report(out_dir: Path, assignment: Assignment, results: list[Result], meta: dict,
+                 names: StudentNames = NO_NAMES, *, manual_notes: Sequence[str] = (),
+                 similarity_html: str | None = None) -> None:
+    """report.html (:func:`report_html`), once: after :func:`write_rows` and the similarity
+    comparison, which read what it wrote."""
+    _write(out_dir / "report.html", report_html(assignment, results, meta, names, manual_notes=manual_notes,
+                                                similarity_html=similarity_html))
+
+
+def write_rows(out_dir: Path, assignment: Assignment, results: list[Result], meta: dict,
+               names: StudentNames = NO_NAMES) -> list[str]:
+    """Every output file but report.html: results/, feedback/, grades.csv, questions.json, the
+    hand-grading pages, timings.json. Returns what writing the hand-grading pages said (for the
+    report and the terminal)."""
     (out_dir / "results").mkdir(parents=True, exist_ok=True)
     (out_dir / "feedback").mkdir(parents=True, exist_ok=True)
     for r in results:
@@ -406,11 +430,11 @@ def write_all(out_dir: Path, assignment: Assignment, results: list[Result], meta
         _write(out_dir / "feedback" / f"{r.stem}.md", md)
         _write(out_dir / "feedback" / f"{r.stem}.html",
                feedback.page_html(md, f"{assignment.name}: {r.file}"))
-    _write(out_dir / "grades.csv", grades_csv(assignment, results))
+    (out_dir / "grades.csv").write_bytes(grades_csv_bytes(grades_table(assignment, results)))
     _write(out_dir / "questions.json", handgrading.questions_json(assignment))
+    notes: list[str] = []
     if any(q.manual for q in assignment.questions):
-        notes = handgrading.write_pages(out_dir, assignment, results, names)
-        meta.setdefault("manual_notes", []).extend(notes)
+        notes = list(handgrading.write_pages(out_dir, assignment, results, names))
     timings = {"wall_seconds": round(meta.get("wall_seconds", 0.0), 3), "workers": meta.get("workers"),
                "grader_peak_memory_mb": meta.get("grader_peak_memory_mb"),
                "startup_seconds": meta.get("startup_seconds"),
@@ -421,4 +445,4 @@ def write_all(out_dir: Path, assignment: Assignment, results: list[Result], meta
                                 **({"phases": r.phases} if r.phases else {})}
                                for r in sorted(results, key=lambda r: r.file)]}
     _write(out_dir / "timings.json", json.dumps(timings, indent=1, ensure_ascii=False) + "\n")
-    _write(out_dir / "report.html", report_html(assignment, results, meta, names))
+    return notes

@@ -24,6 +24,7 @@ from .forkserver import ForkServer
 from .intake import Intake
 from .job import GRACE, Job
 from .results import Result
+from .status import GradingStatus, Status
 from .survey import Survey
 from .workspace import REPO, Workspace
 
@@ -37,7 +38,7 @@ class Scheduler:
         self.asg = asg
         self.ws = ws
         self.survey = survey
-        self.warnings = ws.warnings
+        self.warnings: list[str] = []      # what running the submissions found to warn about
         self.sel = selectors.DefaultSelector()
         self.jobs_by_id: dict[str, Job] = {}
         self.running: dict[str, Job] = {}
@@ -45,6 +46,7 @@ class Scheduler:
         self.tests_payload = asg.tests_payload()
         self.only = only or {}      # row -> the questions whose tests run (autograder.cache); else all
         self.free_uids = ws.uids()
+        assert config.cell_timeout is not None      # Config.__post_init__ sets it
         self.intake = Intake(asg, ws.out, config.cell_timeout, self)
         self.server = ForkServer(ws.root, ws.zygote_env(), ws.staging / "runner.log")
 
@@ -62,12 +64,13 @@ class Scheduler:
         pending: deque[Job] = deque()
         for i, sub in enumerate(subs):
             if sub.path is None:
-                self.results.append(verdict.unrunnable(sub, sub.problem or "unreadable", self.asg,
+                self.results.append(verdict.unrunnable(sub, sub.problem or Status.UNREADABLE.value, self.asg,
                                                        self.config.memory))
                 continue
             if i in self.survey.wrong:          # another week's notebook: its tests are not run
                 job = Job(index=i, sub=sub, staging=Path(), info=self.survey.info.get(i, {}))
-                job.fatal = f"wrong notebook: this is {self.survey.wrong[i]}, not {self.asg.name}"
+                job.fatal = GradingStatus(Status.WRONG_NOTEBOOK,
+                                          f"this is {self.survey.wrong[i]}, not {self.asg.name}").text
                 job.started = time.monotonic()
                 self.results.append(self._result(job))
                 sub.path.unlink(missing_ok=True)
@@ -93,13 +96,14 @@ class Scheduler:
                         self.results.append(self._finish(job))
                     except Exception as exc:     # a bug met by one row costs that row, not the batch
                         print(f"course grade: {job.sub.file}: grading error: {exc!r}", file=sys.stderr)
-                        job.fatal = f"grading error: {type(exc).__name__}; grade this one again"
+                        job.fatal = GradingStatus(Status.GRADING_ERROR,
+                                                  f"{type(exc).__name__}; grade this one again").text
                         self.results.append(self._result(job))
                     bar.update(1)
         finally:
             bar.close()
             for job in running.values():
-                self.kill(job, "grading interrupted")
+                self.kill(job, Status.GRADING_INTERRUPTED.value)
                 self._cleanup(job)
         return self.results
 
@@ -218,12 +222,15 @@ class Scheduler:
                 continue
             if now > job.deadline:
                 where = f" (in cell {job.cell})" if job.cell and not job.cells_done else ""
-                self.kill(job, f"timeout: the notebook ran over {self.config.timeout:g} s{where}")
+                self.kill(job, GradingStatus(Status.TIMEOUT,
+                                             f"the notebook ran over {self.config.timeout:g} s{where}").text)
             elif job.phase_deadline is not None and now > job.phase_deadline:
                 if job.cells_done is None:
-                    self.kill(job, f"timeout: cell {job.cell} ran over {self.config.cell_timeout:g} s")
+                    self.kill(job, GradingStatus(
+                        Status.TIMEOUT, f"cell {job.cell} ran over {self.config.cell_timeout:g} s").text)
                 else:
-                    self.kill(job, f"timeout: the tests of {job.test} ran too long")
+                    self.kill(job, GradingStatus(Status.TIMEOUT,
+                                                 f"the tests of {job.test} ran too long").text)
 
     def _zygote_messages(self, sock: Any) -> None:
         got, gone = self.server.receive(sock)
@@ -256,7 +263,8 @@ class Scheduler:
         self.server.stop()
         for job in self.running.values():
             if not self._finished(job):
-                job.fatal = job.fatal or "grading error: the runner stopped; grade this one again"
+                job.fatal = job.fatal or GradingStatus(Status.GRADING_ERROR,
+                                                       "the runner stopped; grade this one again").text
                 job.exit_status = -1 if job.exit_status is None else job.exit_status
                 job.judge_exit = -1 if job.judge_exit is None else job.judge_exit
                 for pid in (job.pid, job.judge_pid):

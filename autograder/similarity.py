@@ -45,7 +45,10 @@ but the graded folder.
   under the shared fingerprints highlighted (``copydetect.compare_files``).
 
 It runs in a process of its own (:func:`after_grading`): a fixed hash seed (copydetect hashes with
-``hash()``, so the same submissions give the same bytes), a memory cap and a time limit.
+``hash()``, so the same submissions give the same bytes), a memory cap and a time limit. While
+``course grade`` writes a folder, the comparison comes before the report: the report's writer
+(:func:`autograder.report.write_report`) is given the section; ``course similarity DIR`` on a graded
+folder puts the section into its report.
 """
 from __future__ import annotations
 
@@ -56,6 +59,7 @@ import re
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -236,8 +240,10 @@ def read_folder(out: Path) -> tuple[str, list[dict]]:
     return str(name), subs
 
 
-def run(out: Path, threshold: float = THRESHOLD) -> tuple[list[Flag], float]:
-    """Compare a graded folder's submissions; write similarity.csv and the report's section."""
+def run(out: Path, threshold: float = THRESHOLD) -> tuple[list[Flag], float, str]:
+    """Compare a graded folder's submissions; write similarity.csv, and the report's section into
+    its report.html when the folder has one (``course similarity DIR``; ``course grade`` writes the
+    report after, with the section this returns)."""
     from .assignment import AssignmentError, load
     t0 = time.monotonic()
     where = outdir.resolve(out)       # one grading, read whole whatever swap happens meanwhile
@@ -252,30 +258,44 @@ def run(out: Path, threshold: float = THRESHOLD) -> tuple[list[Flag], float]:
     # published as a change of OUT's grading, never written through its links: the files are hard
     # links shared with the grading kept as .previous (in a staging folder: written in place)
     files: dict[Path, bytes | None] = {out / "similarity.csv": csv_text(flags).encode("utf-8", "replace")}
+    section = html_section(flags, threshold, seconds, len(subs), master is not None)
     report = where / "report.html"
     if report.is_file():
-        section = html_section(flags, threshold, seconds, len(subs), master is not None)
         text = patched_report(report.read_text(encoding="utf-8"), section)
         files[out / "report.html"] = text.encode("utf-8")
     outdir.write_files(out, files)
-    return flags, seconds
+    return flags, seconds, section
 
 
-def after_grading(out: Path, threshold: float = THRESHOLD) -> str:
+SECTION = "similarity section: "     # the line of the comparing process that holds the section (JSON)
+
+
+@dataclass(frozen=True)
+class Compared:
+    """What :func:`after_grading` did: the line to print, and the report's section (None: not
+    compared; the report keeps its placeholder)."""
+
+    line: str
+    section: str | None = None
+
+
+def after_grading(out: Path, threshold: float = THRESHOLD) -> Compared:
     """``course grade``'s hook: :func:`run` in a process of its own (a fixed hash seed, so the same
-    submissions give the same flags; a memory cap and a time limit: it parses students' code). One
-    line to print."""
+    submissions give the same flags; a memory cap and a time limit: it parses students' code). The
+    line to print and the report's section."""
     env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPATH=str(Path(__file__).resolve().parent.parent))
     try:
         proc = subprocess.run([sys.executable, "-m", "autograder.similarity", str(out), "--threshold",
                                str(threshold), "--here"], env=env, capture_output=True, text=True,
                               timeout=WORKER_SECONDS)
     except subprocess.TimeoutExpired:
-        return f"similarity: not compared (over {WORKER_SECONDS} s)"
+        return Compared(f"similarity: not compared (over {WORKER_SECONDS} s)")
     lines = (proc.stdout or "").strip().splitlines()
     if proc.returncode != 0 or not lines:
-        return f"similarity: not compared ({(proc.stderr or '').strip().splitlines()[-1:] or 'failed'})"
-    return lines[-1]
+        why = (proc.stderr or '').strip().splitlines()[-1:] or 'failed'
+        return Compared(f"similarity: not compared ({why})")
+    said = [line for line in lines if line.startswith(SECTION)]
+    return Compared(lines[-1], json.loads(said[-1][len(SECTION):]) if said else None)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -291,14 +311,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"course similarity: {args.out} is not a folder course grade wrote", file=sys.stderr)
         return 2
     if not args.here:
-        print(after_grading(args.out, args.threshold))
+        print(after_grading(args.out, args.threshold).line)
         return 0
     try:
         import resource
         resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY, WORKER_MEMORY))
     except (ValueError, OSError):
         pass
-    flags, seconds = run(args.out, args.threshold)
+    flags, seconds, section = run(args.out, args.threshold)
+    print(SECTION + json.dumps(section))
     pairs = sum(f.kind == "pair" for f in flags)
     print(f"similarity: {pairs} pair(s) and {len(flags) - pairs} alike to the master flagged in "
           f"{seconds:.1f} s -> {args.out / 'similarity.csv'} (flags to look at, not grades)")

@@ -21,13 +21,13 @@ class Survey:
     another week's (``wrong``: index -> that week's name)."""
 
     def __init__(self, asg: Assignment, subs: list[inputs.Submission], root: Path, staging: Path,
-                 out: Path, warnings: list[str]) -> None:
+                 out: Path) -> None:
         self.asg = asg
         self.subs = subs
         self.root = root
         self.staging = staging
         self.out = out
-        self.warnings = warnings
+        self.warnings: list[str] = []      # what reading the notebooks found to warn about
         self.info: dict[int, dict] = {}
         self.wrong: dict[int, str] = {}
         self.inspector: Inspector | None = None
@@ -45,6 +45,7 @@ class Survey:
 
     def collect(self) -> None:
         """Wait for the reader; keep what it found, the saved images, and the other weeks' notebooks."""
+        assert self.inspector is not None           # start() made it
         self.info = self.inspector.wait()
         for i, why in sorted(self.inspector.slow.items()):
             self.warnings.append(f"{self.subs[i].file}: {why}; graded without its week check and "

@@ -11,6 +11,7 @@ import os
 import signal
 import time
 from pathlib import Path
+from typing import cast
 
 from . import exercise_rules, inputs
 from .assignment import Assignment
@@ -18,12 +19,13 @@ from .checks import hints
 from .csvcells import clean
 from .job import Job
 from .results import CaseResult, Result
+from .status import GradingStatus, Status
 
 
 def result(job: Job, asg: Assignment, memory: float) -> Result:
     """The row of ``job`` (``memory``: the per-submission cap in GB, for the status that names it)."""
-    status_, zero = status(job, asg, memory)
-    status_ = clean(status_, 400)       # a status is one line, whatever a submission made it hold
+    said, zero = status(job, asg, memory)
+    status_ = clean(said.text, 400)     # a status is one line, whatever a submission made it hold
     res = Result(file=job.sub.file, stem=job.sub.stem, status=status_, peak_memory=job.peak_memory,
                  seconds=time.monotonic() - job.started,
                  exec_seconds=((job.done_at or time.monotonic()) - (job.ready_at or job.started)))
@@ -53,7 +55,7 @@ def result(job: Job, asg: Assignment, memory: float) -> Result:
             if zero:
                 passed = False
             if not message:
-                message = f"not run: {status_}" if status_ != "ok" else "not run"
+                message = "not run" if said.ok else f"not run: {status_}"
             all_passed &= passed
             shown, detail = message, ""
             if c.hidden:
@@ -111,63 +113,67 @@ def phases(job: Job, seconds: float) -> dict[str, float]:
     tests = (job.judge_done or {}).get("seconds")
     if any(m is None for m in marks) or type(tests) not in (int, float):
         return {}
-    started, ready, cells_done, judge_done = marks
+    assert isinstance(tests, (int, float))
+    started, ready, cells_done, judge_done = cast("list[float]", marks)     # none is None (above)
     return {"sandbox_start": round(ready - started, 4), "cells": round(cells_done - ready, 4),
             "judge_start": round(max(judge_done - cells_done - tests, 0.0), 4), "tests": round(tests, 4),
             "cleanup": round(started + seconds - judge_done, 4)}
 
 
-def status(job: Job, asg: Assignment, memory: float) -> tuple[str, bool]:
+def status(job: Job, asg: Assignment, memory: float) -> tuple[GradingStatus, bool]:
     """The row's grading_status, and whether its points are forced to zero."""
     if job.fatal:
-        return job.fatal, True
+        return GradingStatus.parse(job.fatal), True
     if job.malformed:
-        return ("tampering detected: malformed message from the notebook's process "
-                f"({job.malformed})"), True
+        return GradingStatus(Status.TAMPERING, "malformed message from the notebook's process "
+                                               f"({job.malformed})"), True
     if job.tamper:
         seen = list(dict.fromkeys(job.tamper))
         more = f" (and {len(seen) - 1} more)" if len(seen) > 1 else ""
-        return f"tampering detected: {seen[0]}{more}", True
+        return GradingStatus(Status.TAMPERING, f"{seen[0]}{more}"), True
     if job.tamper_after:
         # said by the submission's process after it saw the tests' inputs: its words stay out of
         # the status (the student's feedback shows it), the details are in results/
-        return "tampering detected: torch or the course changed while the tests ran", True
+        return GradingStatus(Status.TAMPERING, "torch or the course changed while the tests ran"), True
     if job.killed and not job.done:
-        return job.killed, job.cells_done is None
+        return GradingStatus.parse(job.killed), job.cells_done is None
     if job.cells_done is None:
         return death(job, f" in cell {job.cell}" if job.cell else "", memory), True
     if not job.done:
-        return "grading error: the tests stopped early; grade this one again", False
+        return GradingStatus(Status.GRADING_ERROR, "the tests stopped early; grade this one again"), False
+    assert job.judge_done is not None               # job.done
     if job.judge_done.get("gone"):
         where = f" during the tests of {job.test}" if job.test else " during the tests"
         if job.exit_status is None or "stopped answering" in str(job.judge_done.get("gone")):
-            return f"timeout: the notebook stopped answering{where}", False
+            return GradingStatus(Status.TIMEOUT, f"the notebook stopped answering{where}"), False
         # no exit code or signal number here: after the tests' inputs, they would be a channel
         if job.oom:
             return death(job, where, memory), False
-        return f"process ended{where} (see results/ for how)", False
+        return GradingStatus(Status.PROCESS_ENDED, f"{where[1:]} (see results/ for how)"), False
     errors = (job.cells_done or {}).get("errors", [])
-    for kind, text in (("timeout", "cell timeout: cell {cell} {error}"),
-                       ("memory", "memory limit: cell {cell} ran out of memory"),
-                       ("exit", "sys.exit() in cell {cell}")):
+    for kind, said in (("timeout", GradingStatus(Status.CELL_TIMEOUT, "cell {cell} {error}")),
+                       ("memory", GradingStatus(Status.MEMORY_LIMIT, "cell {cell} ran out of memory")),
+                       ("exit", GradingStatus(Status.SYS_EXIT, "in cell {cell}"))):
         hit = [e for e in errors if e.get("kind") == kind]
         if hit:
-            return text.format(**hit[0]), False
+            return GradingStatus(said.kind, said.detail.format(**hit[0])), False
     checks = set(job.checks or [])
     missing = [q for q in asg.checks if q not in checks]
     if missing:
-        return f"cells deleted: no check cell for {', '.join(missing)}", False
+        return GradingStatus(Status.CELLS_DELETED, f"no check cell for {', '.join(missing)}"), False
     if job.suspicious:
         more = f" (and {len(job.suspicious) - 1} more)" if len(job.suspicious) > 1 else ""
-        return f"suspicious code: {job.suspicious[0]}{more}; points as earned, read the notebook", False
-    return "ok", False
+        return GradingStatus(Status.SUSPICIOUS,
+                             f"{job.suspicious[0]}{more}; points as earned, read the notebook"), False
+    return GradingStatus(Status.OK), False
 
 
-def death(job: Job, where: str, memory: float) -> str:
-    """How the submission's process ended, for its status."""
+def death(job: Job, where: str, memory: float) -> GradingStatus:
+    """How the submission's process ended, for its status (``where``: "" or " in cell 3", " during
+    the tests", ...)."""
     if job.oom:
-        return (f"memory limit: the notebook's processes used more than {memory:g} GB "
-                f"together{where}")
+        return GradingStatus(Status.MEMORY_LIMIT, f"the notebook's processes used more than {memory:g} GB "
+                                                  f"together{where}")
     st = job.exit_status or 0
     if os.WIFSIGNALED(st):
         number = os.WTERMSIG(st)
@@ -177,7 +183,8 @@ def death(job: Job, where: str, memory: float) -> str:
             sig = f"signal {number}"
         hint = " (out of memory?)" if sig in ("SIGKILL", "SIGSEGV", "SIGBUS", "SIGABRT") else ""
         if sig == "SIGXCPU":
-            return f"timeout: CPU time limit{where}"
-        return f"process killed by {sig}{where}{hint}"
+            return GradingStatus(Status.TIMEOUT, f"CPU time limit{where}")
+        return GradingStatus(Status.PROCESS_KILLED, f"{sig}{where}{hint}")
     code = os.waitstatus_to_exitcode(st) if st else 0
-    return f"process exited{where} (exit code {code}: os._exit or a crash)"
+    return GradingStatus(Status.PROCESS_EXITED, f"{where[1:]} (exit code {code}: os._exit or a crash)"
+                         if where else f"(exit code {code}: os._exit or a crash)")

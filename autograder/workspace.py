@@ -17,22 +17,22 @@ from pathlib import Path
 from . import assignment as assignment_mod
 from . import cgroups, handgrading, inputs, lockdown, outdir, report, sandbox, shipped
 from .config import GradeConfig
+from .status import Status, kind_of
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def clear_outputs(out: Path, warnings: list[str]) -> None:
+def clear_outputs(out: Path) -> list[str]:
     """Before grading (or a merge of shards) writes ``out``: nothing of an earlier run stays beside
     this one, but hand-entered grades are never deleted (a filled-in manual.csv is set aside;
-    hand_grades.json, shards/ and cache/ are not outputs)."""
+    hand_grades.json, shards/ and cache/ are not outputs). Returns the warning that says so."""
     for sub in report.OUTPUT_DIRS:
         shutil.rmtree(out / sub, ignore_errors=True)
     for name in report.OUTPUT_FILES:
         (out / name).unlink(missing_ok=True)
     kept = handgrading.set_aside_filled(out)
-    if kept:
-        warnings.append(f"the filled-in manual.csv of an earlier run was kept as {kept.name}")
     out.mkdir(parents=True, exist_ok=True)
+    return [f"the filled-in manual.csv of an earlier run was kept as {kept.name}"] if kept else []
 
 
 # A grading is written into a staging folder inside OUT and made OUT's by one rename of a pointer
@@ -44,13 +44,13 @@ swap_outputs = outdir.publish
 discard_outputs = outdir.discard
 
 
-def set_aside(out: Path, warnings: list[str], dry_run: bool = False) -> None:
+def set_aside(out: Path, dry_run: bool = False) -> list[str]:
     """Just before the new outputs replace the old: a filled-in manual.csv of the earlier run is
-    kept as manual-N.csv (never deleted), and said so. ``dry_run``: said, not yet done (before the
-    outputs are written: a run that cannot write them leaves ``out`` as it was)."""
+    kept as manual-N.csv (never deleted); returns the warning that says so. ``dry_run``: said, not
+    yet done (before the outputs are written: a run that cannot write them leaves ``out`` as it
+    was)."""
     kept = handgrading.set_aside_filled(out, dry_run)
-    if kept:
-        warnings.append(f"the filled-in manual.csv of an earlier run was kept as {kept.name}")
+    return [f"the filled-in manual.csv of an earlier run was kept as {kept.name}"] if kept else []
 
 
 ROOT_LOCK = ".batch.lock"
@@ -77,14 +77,13 @@ def remove_stale_roots(base: Path, keep: Path) -> list[Path]:
 
 class Workspace:
     """One batch's place on this machine. ``out``: the folder this batch writes (a shard's own, or
-    ``config.out``); ``warnings`` is the batch's list (the report shows it)."""
+    ``config.out``); ``warnings``: what preparing it found to warn about (the report shows it)."""
 
-    def __init__(self, config: GradeConfig, asg: assignment_mod.Assignment, out: Path,
-                 warnings: list[str]) -> None:
+    def __init__(self, config: GradeConfig, asg: assignment_mod.Assignment, out: Path) -> None:
         self.config = config
         self.asg = asg
         self.out = out.resolve()
-        self.warnings = warnings
+        self.warnings: list[str] = []
         self.lockdown: lockdown.Lockdown | None = None
         self.cg: cgroups.Batch | None = None
         self.cg_note = ""
@@ -110,7 +109,7 @@ class Workspace:
         config = self.config
         requested = None if config.sandbox == "auto" else config.sandbox
         self.mode = sandbox.detect_mode(requested, str(self.newroot))
-        clear_outputs(self.out, self.warnings)
+        self.warnings += clear_outputs(self.out)
         if self.mode != "weak":
             sandbox.kill_orphans()              # a killed batch's leftovers, whose uids no batch holds
             self.pool = sandbox.UidPool(config.workers)
@@ -129,6 +128,7 @@ class Workspace:
                                      f"({blocked[0]}) and mount namespaces are not allowed here: "
                                      "falling back to the weak mode.")
                 self.mode = "weak"
+                assert self.pool is not None        # made above for every mode but weak
                 self.pool.release()
                 self.pool = None
         if self.mode == "user":
@@ -140,15 +140,16 @@ class Workspace:
             self._warn_readable_inputs()
         elif self.mode == "weak":
             self.warnings.append(sandbox.MODE_NOTES["weak"])
-        self.cg = cgroups.Batch.open(f"course-grade-{os.getpid()}", workers=config.workers) \
-            if os.geteuid() == 0 else None
+        # not as root: no reason said (the report has always read "No cgroups (): ..." there)
+        self.cg, why = cgroups.Batch.opened(f"course-grade-{os.getpid()}", workers=config.workers) \
+            if os.geteuid() == 0 else (None, "")
         self.cg_note = self.cg.note if self.cg else (
-            "No cgroups (" + cgroups.last_note.removeprefix("no cgroups: ") + "): memory, process and CPU "
+            "No cgroups (" + why.removeprefix("no cgroups: ") + "): memory, process and CPU "
             "limits applied to each process on its own, not to a submission's processes together.")
         if self.cg is None:
             self.warnings.append(self.cg_note)
         for s in subs:
-            if s.problem and s.problem.startswith("name clash"):
+            if s.problem and kind_of(s.problem) is Status.NAME_CLASH:
                 self.warnings.append(f"name clash: the row {s.file!r} came from {s.source}")
 
     def uids(self) -> list[int]:

@@ -71,7 +71,9 @@ def grade_class(config: GradeConfig, gradebook: Gradebook | None = None) -> int:
                                      gradebook=gradebook)
     if config.shard is not None:          # the hand grades and the LMS export wait for the merge
         with engine.running(config):
-            api.warn(api.grade(config))
+            outcome = api.grade(config)
+            api.say(outcome)
+            api.warn(outcome)
         return 0
     return _graded(lambda finish: api.grade(config, finish), gradebook)
 
@@ -83,6 +85,7 @@ def _graded(run: Callable[[api.Finish], api.Outcome], gradebook: Gradebook | Non
 
     def finish(outcome: api.Outcome) -> None:
         nonlocal code
+        api.say(outcome)                    # the grading's summary, then what follows it
         code = after_grading(outcome, gradebook)
 
     run(finish)

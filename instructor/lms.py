@@ -52,21 +52,21 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from autograder import feedback, outdir
 from autograder.csvcells import CsvRowError, cell_text, csv_text, read_spreadsheet, read_table, text_cell
 from autograder.inputs import MAX_STUDENT_NOTEBOOKS, lms_id
-from autograder.report import is_flagged, is_unreadable, is_wrong_notebook
+from autograder.status import Status, kind_of
 
 TITLE_AND_ID = re.compile(r"^(.*)\s\((\d+)\)$")
 NON_ASSIGNMENT = re.compile(r"Current Score|Current Points|Current Grade|Final Score|Final Points|"
                             r"Final Grade|Override Score|Override Grade|Override Status")
 SPECIAL_ROW = re.compile(r"^\s*(Muted|Manual Posting.*)?\s*$", re.IGNORECASE)
 PARTICIPANT = re.compile(r"(\d+)\s*$")
-NOT_GRADED = "not graded"               # the status of a row over the per-student cap (inputs)
 FEEDBACK_COMMENTS = "Feedback comments"   # Moodle's worksheet column of the comments feedback plugin
 # the worksheet columns Moodle's import reads back (assignfeedback_offline_grade_importer): kept as they are
 MOODLE_READS = {"Identifier", "Grade", "Last modified (grade)", FEEDBACK_COMMENTS}
@@ -141,7 +141,9 @@ def choose_column(gb: Gradebook, name: str, wanted: str | None) -> int:
     titles = {i: gb.header[i].strip() for i in cols}
     if wanted:
         found = [i for i in cols if titles[i] == wanted.strip()]
-        found = found or [i for i in cols if TITLE_AND_ID.match(titles[i]).group(2) == wanted.strip()]
+        # every column of cols matches TITLE_AND_ID (assignment_columns)
+        found = found or [i for i in cols
+                          if cast(re.Match, TITLE_AND_ID.match(titles[i])).group(2) == wanted.strip()]
         found = found or [i for i in cols if _norm(wanted) and _norm(wanted) in _norm(titles[i])]
     else:
         found = [i for i in cols if _norm(name) in _norm(titles[i])]
@@ -178,6 +180,19 @@ def graded_rows(out: Path, table: list[list[str]] | None = None, hold_partial: b
     for the instructor (:func:`one_grade`); ``hold_partial``: a row with hand-graded questions still
     open is held too (the import's default: its automatic points alone would replace a grade the
     gradebook may hold already), else exported with its automatic points only."""
+    spec, table = _graded_table(out, table)
+    rows = [dict(zip(table[0], r, strict=True)) for r in table[1:]]
+    manual_qs = [q["name"] for q in spec["questions"] if q["manual"]]
+    sorted_rows = _SortedRows()
+    for row in rows:
+        sorted_rows.add(row, manual_qs, hold_partial)
+    chosen, held = sorted_rows.grades()
+    return chosen, sorted_rows.notes(hold_partial), spec, held
+
+
+def _graded_table(out: Path, table: list[list[str]] | None) -> tuple[dict, list[list[str]]]:
+    """questions.json and the rows of grades.csv (``table`` if given) of an output folder, which
+    must have the columns :func:`graded_rows` reads; GradebookError for anything else."""
     where = outdir.resolve(out)
     try:
         spec = json.loads((where / "questions.json").read_text(encoding="utf-8"))
@@ -189,80 +204,105 @@ def graded_rows(out: Path, table: list[list[str]] | None = None, hold_partial: b
     missing = {"file", "grading_status", "total_points_earned"} - set(table[0])
     if missing:
         raise GradebookError(f"{out / 'grades.csv'} has no column {', '.join(sorted(missing))}")
-    rows = [dict(zip(table[0], r, strict=True)) for r in table[1:]]
-    has_manual = any(q["manual"] for q in spec["questions"])
-    students: dict[Student, list[tuple[float, str]]] = defaultdict(list)
-    not_graded: dict[Student, list[str]] = defaultdict(list)
-    wrong: dict[Student, list[str]] = defaultdict(list)
-    flagged: dict[Student, list[str]] = defaultdict(list)
-    unreadable: dict[Student, list[str]] = defaultdict(list)
-    open_qs: dict[Student, list[str]] = defaultdict(list)
-    manual_qs = [q["name"] for q in spec["questions"] if q["manual"]]
-    notes: list[str] = []
-    no_id, skipped, partial, not_ok = [], [], [], []
-    for row in rows:
+    return spec, table
+
+
+@dataclass
+class _SortedRows:
+    """The rows of grades.csv as :func:`graded_rows` sorts them: per student, the points to export
+    and the rows that hold the student back for the instructor (and why); the rows left out."""
+    students: dict[Student, list[tuple[float, str]]] = field(default_factory=lambda: defaultdict(list))
+    not_graded: dict[Student, list[str]] = field(default_factory=lambda: defaultdict(list))
+    wrong: dict[Student, list[str]] = field(default_factory=lambda: defaultdict(list))
+    flagged: dict[Student, list[str]] = field(default_factory=lambda: defaultdict(list))
+    unreadable: dict[Student, list[str]] = field(default_factory=lambda: defaultdict(list))
+    open_qs: dict[Student, list[str]] = field(default_factory=lambda: defaultdict(list))
+    no_id: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    partial: list[str] = field(default_factory=list)
+    not_ok: list[str] = field(default_factory=list)
+
+    def add(self, row: dict[str, str], manual_qs: list[str], hold_partial: bool) -> None:
+        """One row: left out (no LMS id, to grade again), set aside (it holds its student), or its
+        points (the final ones once hand-graded) for its student."""
         file = cell_text(row["file"])
-        status = row.get("grading_status", "")
+        kind = kind_of(row.get("grading_status", ""))
         found = lms_id(file)
         if found is None:
-            no_id.append(file)
-            continue
-        if status.startswith(("grading error", "name clash")):
-            skipped.append(file)
-            continue
-        if status.startswith(NOT_GRADED):
-            not_graded[found].append(file)
-            continue
-        if is_wrong_notebook(status):
-            wrong[found].append(file)
-            continue
-        if is_flagged(status):
-            flagged[found].append(file)
-            continue
-        if is_unreadable(status):
-            unreadable[found].append(file)
-            continue
-        if status != "ok":
-            not_ok.append(file)
+            self.no_id.append(file)
+            return
+        if kind.regrade:
+            self.skipped.append(file)
+            return
+        aside = self._aside(kind)
+        if aside is not None:
+            aside[found].append(file)
+            return
+        if kind is not Status.OK:
+            self.not_ok.append(file)
         final = row.get("final_points_earned", "").strip()
         if final:
-            points = float(final)
-        else:
-            points = float(row["total_points_earned"])
-            if has_manual:
-                partial.append(file)
-                if hold_partial:
-                    waiting = [q for q in manual_qs if not str(row.get(q, "")).strip()]
-                    open_qs[found].append(f"{file} (hand grading not done: {', '.join(waiting)})")
-                    continue
-        students[found].append((points, file))
-    chosen: dict[Student, tuple[float, str]] = {}
-    held: dict[Student, str] = {}
-    for who in sorted(set(students) | set(not_graded) | set(wrong) | set(flagged) | set(unreadable)
-                      | set(open_qs)):
-        grade = (None if who in wrong or who in flagged or who in unreadable or who in open_qs
-                 else one_grade(students.get(who, []), not_graded.get(who, [])))
-        if grade is None:
-            held[who] = held_line(who, students.get(who, []), not_graded.get(who, []),
-                                  wrong.get(who, []), flagged.get(who, []), unreadable.get(who, []),
-                                  open_qs.get(who, []))
-        else:
-            chosen[who] = grade
-    if no_id:
-        notes.append(f"{len(no_id)} rows have no Canvas or Moodle id in their name, left out "
-                     f"(e.g. {no_id[0]})")
-    if skipped:
-        notes.append(f"{len(skipped)} rows to grade again are left out: {', '.join(skipped[:5])}")
-    if partial and hold_partial:
-        notes.append(f"{len(partial)} rows are held: their hand grading is not done (course manual, "
-                     "course mark); their gradebook cells stay as they are until it is (--export-partial "
-                     "exports their automatic points only)")
-    elif partial:
-        notes.append(f"{len(partial)} rows have no hand-graded points yet (course manual): exported "
-                     "with their automatic points only")
-    if not_ok:
-        notes.append(f"{len(not_ok)} exported rows are not ok (see their grading_status), e.g. {not_ok[0]}")
-    return chosen, notes, spec, held
+            self.students[found].append((float(final), file))
+            return
+        points = float(row["total_points_earned"])
+        if manual_qs:                       # hand grading not done: automatic points only, or held
+            self.partial.append(file)
+            if hold_partial:
+                waiting = [q for q in manual_qs if not str(row.get(q, "")).strip()]
+                self.open_qs[found].append(f"{file} (hand grading not done: {', '.join(waiting)})")
+                return
+        self.students[found].append((points, file))
+
+    def _aside(self, kind: Status) -> dict[Student, list[str]] | None:
+        """Where a row of this status waits for the instructor, never exported; None: it exports."""
+        if kind is Status.NOT_GRADED:         # over the per-student cap (autograder.inputs)
+            return self.not_graded
+        if kind is Status.WRONG_NOTEBOOK:
+            return self.wrong
+        if kind.flagged:
+            return self.flagged
+        if kind.unreadable:
+            return self.unreadable
+        return None
+
+    def grades(self) -> tuple[dict[Student, tuple[float, str]], dict[Student, str]]:
+        """{student: (points, file)} to export, and {student: the line saying why} of those held."""
+        chosen: dict[Student, tuple[float, str]] = {}
+        held: dict[Student, str] = {}
+        for who in sorted(set(self.students) | set(self.not_graded) | set(self.wrong) | set(self.flagged)
+                          | set(self.unreadable) | set(self.open_qs)):
+            # a row set aside holds its student whatever the other rows say
+            grade = (None if who in self.wrong or who in self.flagged or who in self.unreadable
+                     or who in self.open_qs
+                     else one_grade(self.students.get(who, []), self.not_graded.get(who, [])))
+            if grade is None:
+                held[who] = held_line(who, self.students.get(who, []), self.not_graded.get(who, []),
+                                      self.wrong.get(who, []), self.flagged.get(who, []),
+                                      self.unreadable.get(who, []), self.open_qs.get(who, []))
+            else:
+                chosen[who] = grade
+        return chosen, held
+
+    def notes(self, hold_partial: bool) -> list[str]:
+        """What the instructor is told about the rows left out, held or exported as they are."""
+        notes: list[str] = []
+        if self.no_id:
+            notes.append(f"{len(self.no_id)} rows have no Canvas or Moodle id in their name, left out "
+                         f"(e.g. {self.no_id[0]})")
+        if self.skipped:
+            notes.append(f"{len(self.skipped)} rows to grade again are left out: "
+                         f"{', '.join(self.skipped[:5])}")
+        if self.partial and hold_partial:
+            notes.append(f"{len(self.partial)} rows are held: their hand grading is not done (course "
+                         "manual, course mark); their gradebook cells stay as they are until it is "
+                         "(--export-partial exports their automatic points only)")
+        elif self.partial:
+            notes.append(f"{len(self.partial)} rows have no hand-graded points yet (course manual): "
+                         "exported with their automatic points only")
+        if self.not_ok:
+            notes.append(f"{len(self.not_ok)} exported rows are not ok (see their grading_status), "
+                         f"e.g. {self.not_ok[0]}")
+        return notes
 
 
 def one_grade(rows: list[tuple[float, str]], not_graded: list[str]) -> tuple[float, str] | None:
@@ -275,8 +315,8 @@ def one_grade(rows: list[tuple[float, str]], not_graded: list[str]) -> tuple[flo
 
 
 def held_line(who: Student, rows: list[tuple[float, str]], not_graded: list[str],
-              wrong: list[str] = (), flagged: list[str] = (), unreadable: list[str] = (),
-              open_qs: list[str] = ()) -> str:
+              wrong: Sequence[str] = (), flagged: Sequence[str] = (), unreadable: Sequence[str] = (),
+              open_qs: Sequence[str] = ()) -> str:
     """One held student, for the terminal: the id and every row with its points."""
     parts = [f"{file} ({fmt(points)} points)" for points, file in sorted(rows, key=lambda t: t[1])]
     parts += [f"{file} (another week's notebook, not run)" for file in sorted(wrong)]
@@ -298,7 +338,7 @@ def export(out: Path, gradebook: Path, column: str | None = None, export_partial
 
 def render(out: Path, gradebook: Path, column: str | None = None,
            table: list[list[str]] | None = None,
-           pending: dict[Path, bytes] | None = None,
+           pending: dict[Path, bytes | Path] | None = None,
            export_partial: bool = False) -> tuple[Path, bytes, list[str]]:
     """What :func:`export` writes, without writing it: (the import's path, its bytes, the lines to
     print); ``table``: grades.csv's rows as they are about to be written, ``pending``: other files

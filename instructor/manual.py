@@ -51,8 +51,9 @@ from autograder.csvcells import (
     text_cell,
 )
 from autograder.inputs import lms_id
-from autograder.report import is_wrong_notebook
+from autograder.report import grades_csv_bytes
 from autograder.results import EXTRA_COLUMNS, NO_NAMES, num, student_id
+from autograder.status import Status, kind_of
 
 from . import handback, lms
 from .gradescope_pdf import load_results
@@ -182,6 +183,7 @@ def match(folder: Folder, ledger: dict[Key, dict]
     name, else the one row of the same student (:func:`same_student`) with the same content
     (renamed: a late upload); and the entries not applied, each with why (an entry for a row and
     question that has a newer one is left out of both)."""
+    i: int | None                           # a row's index (None: no row of that name)
     by_file = {f: i for i, f in enumerate(folder.files)}
     by_sha: dict[str, list[int]] = {}
     for i in range(len(folder.files)):
@@ -418,7 +420,7 @@ def _apply(folder: Folder, ledger: dict[Key, dict], plan: Plan) -> tuple[int, li
         else:
             row[col["manual_points_earned"]] = row[col["final_points_earned"]] = ""
     plan.table = [header, *body]
-    plan.files[folder.out / "grades.csv"] = csv_text(plan.table).encode("utf-8")
+    plan.files[folder.out / "grades.csv"] = grades_csv_bytes(plan.table)     # as course grade writes it
     plan.files.update(_feedback(folder, body, comments, notes))
     given = {(folder.files[i], q): float(row[col[q]]) for i, row in enumerate(body) for q in manual_qs
              if row[col[q]].strip()}
@@ -581,11 +583,11 @@ def prefill(out: Path) -> list[str]:
     gave back (the rows whose notebook changed stay blank), so that the next TA starts from them.
     Its SHA-256 is kept beside it: a later ``course grade`` removes it when nobody changed it
     (:func:`autograder.handgrading.set_aside_filled`), since the ledger holds all of it."""
-    ledger = load_ledger(out)
-    if not ledger or not (outdir.resolve(out) / "manual.csv").exists():
+    entries = load_ledger(out)
+    if not entries or not (outdir.resolve(out) / "manual.csv").exists():
         return []
     folder = Folder(out)
-    applied, _missed = match(folder, ledger)
+    applied, _missed = match(folder, entries)
     qs = list(folder.manual_qs)
     ledger = Ledger(out)
     try:
@@ -707,7 +709,8 @@ def _feedback(folder: Folder, body: list[list[str]], comments: dict[int, str],
         stem = folder.stems.get(cell_text(row[0]))
         path = out / "feedback" / f"{stem}.md"
         status = cell_text(folder.status.get(folder.files[i], ""))
-        if stem is None or not (folder.where / path.relative_to(out)).exists() or is_wrong_notebook(status):
+        if (stem is None or not (folder.where / path.relative_to(out)).exists()
+                or kind_of(status) is Status.WRONG_NOTEBOOK):
             continue
         old = (folder.where / path.relative_to(out)).read_text(encoding="utf-8")
         top = old.split("\n" + MARKER, 1)[0].rstrip("\n").split("\n")

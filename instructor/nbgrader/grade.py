@@ -39,7 +39,6 @@ from pathlib import Path
 
 from autograder import api
 from autograder.config import SANDBOX_MODES, GradeConfig, GradingError, SandboxMode, default_workers
-from autograder.report import is_flagged
 
 from .commands import nbgrader, nbgrader_env
 from .plugins import is_skipped, question_of
@@ -144,7 +143,7 @@ def write_gradebook(db_url: str, assignment: str, asg, results: list, students: 
                     gid = grade_ids(q, c.name)
                     points[gid] = points.get(gid, 0.0) + float(c.points)
             written = 0
-            held = is_flagged(r.status)         # its points wait for a person, as on every platform
+            held = r.grading.kind.flagged       # its points wait for a person, as on every platform
             for q in asg.auto:
                 ids = [f"{q.name}-tests"] if q.all_or_nothing else [f"{q.name}-{c.name}" for c in q.cases]
                 for gid in ids:
@@ -162,7 +161,7 @@ def write_gradebook(db_url: str, assignment: str, asg, results: list, students: 
                             f"{r.status}")
                 continue
             done.append(f"{student}: {r.total:g} / {asg.max_points:g} automatic points ({written} cells)"
-                        + ("" if r.status == "ok" else f", {r.status}"))
+                        + ("" if r.grading.ok else f", {r.status}"))
     return done
 
 
@@ -219,6 +218,7 @@ def grade_course(root: Path, name: str, *, workers: int, sandbox: SandboxMode, a
         if not db.exists():
             raise GradingError(f"no gradebook.db in {root} (run `nbgrader autograde {name}` first)")
         outcome = api.grade(config)
+        api.say(outcome)
         api.warn(outcome)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

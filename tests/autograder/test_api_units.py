@@ -112,3 +112,28 @@ def test_the_graders_own_process_does_not_import_torch():
             "print(sorted(m for m in ('torch', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_api_prints_nothing_and_returns_its_notes(tmp_path, capsys):
+    """What a grading has to say comes back in the Outcome (the command lines print it: api.say);
+    the engine itself writes nothing on stdout or stderr. Merged shards, so that no notebook runs."""
+    from autograder import shard_merge
+    asg = assignment.load(str(hostile.FIXTURE))
+    row = Result(file="a.ipynb", stem="a", status="ok")
+    meta = {"workers": 1, "mode": "weak", "warnings": [], "skipped": [],
+            "shards": [{"shard": 0, "rows": 1, "mode": "weak"}]}
+    merged = shard_merge.Merged(asg=asg, results=[row], meta=meta, shard_dirs=[], n=1,
+                                notes=["shard 1 of 2 was graded by another run"])
+    out = tmp_path / "out"
+    outcome = api.write_merge(merged, out=out, similarity=False)
+    assert capsys.readouterr() == ("", "")
+    notes = list(outcome.notes)
+    assert notes[0] == "note: shard 1 of 2 was graded by another run"
+    assert notes[1] == (f"graded 1 submissions of {asg.name} in 1 shards (1 ok, 0 not ok; sandbox: weak) "
+                        f"-> {out.resolve() / 'grades.csv'}")
+    manual = any(q.manual for q in asg.questions)
+    assert any(line.startswith("hand grading: open ") for line in notes) == manual
+    assert notes[-1].startswith("merged 1 shards (shard 0: 1 rows, weak) in ")
+    assert (out / "grades.csv").read_text().count("\n") == 2
+    api.say(outcome)
+    assert capsys.readouterr().out.splitlines() == notes
