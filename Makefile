@@ -40,6 +40,7 @@ $(STORIES): | $(VENV)/.stamp
 
 lint: $(VENV)/.stamp
 	$(VENV)/bin/ruff check course autograder instructor benchmarks tests
+	$(VENV)/bin/mypy course autograder instructor
 
 # `make test` ends with its own wall time, set-up included (the clock starts when make reads this file).
 STARTED := $(shell date +%s)

@@ -21,6 +21,7 @@ from pathlib import Path
 from . import exercise_rules, shortcuts
 from .assignment import ASSIGNMENTS
 from .degenerate import Degenerate
+from .status import kind_of
 
 # form -> (how Smuggled is stored, how the graded definition reads it back)
 FORMS: dict[str, tuple[str, str]] = {
@@ -120,7 +121,7 @@ def contained(row: dict, d: Degenerate) -> str | None:
     """None when the answer keeps at most its cap or its row is held for a person; else why not."""
     got = float(row.get(d.question) or 0)
     status = row.get("grading_status", "")
-    if got <= d.cap + 1e-9 or (status.startswith("suspicious code") and d.question in status):
+    if got <= d.cap + 1e-9 or (kind_of(status).flagged and d.question in status):
         return None
     return f"{d.notebook} {d.question} {d.name}: {got:g} points, cap {d.cap:g} [{status}]"
 

@@ -38,11 +38,18 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeGuard
 
 import nbformat
 
 from . import degenerate, mutants
 from .assignment import ASSIGNMENTS
+from .status import Status, kind_of
+
+if TYPE_CHECKING:
+    class _MethodCall(ast.Call):
+        """For the type checker: a call of a method (``x.transpose(...)``)."""
+        func: ast.Attribute
 
 SOLUTION_TAG = "otter_assign_solution_cell"
 IGNORE_TAG = "otter_ignore"
@@ -159,7 +166,7 @@ def _functions(tree: ast.Module) -> list[ast.FunctionDef]:
     return out
 
 
-def _all_args(fn: ast.FunctionDef | ast.Lambda) -> list[ast.arg]:
+def _all_args(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[ast.arg]:
     a = fn.args
     return a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]
 
@@ -239,7 +246,7 @@ def _neg(node: ast.expr) -> int | None:
     return None
 
 
-def _is_last_two_swap(node: ast.AST) -> bool:
+def _is_last_two_swap(node: ast.AST) -> TypeGuard[_MethodCall]:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
         and node.func.attr == "transpose" and len(node.args) == 2 and not node.keywords \
         and (_neg(node.args[0]), _neg(node.args[1])) == (-2, -1)
@@ -455,7 +462,8 @@ def rewrites(notebook: str, graded: tuple[str, ...], source: str, keep: set[str]
     emit("mT", lambda t: transpose(t, "mT"))
     emit("transpose_swapped", lambda t: transpose(t, "swapped"))
     for form in ("F", "method", "torch"):
-        emit(f"softmax_{form}", lambda t, form=form: softmax(t, form))
+        # the default binds this turn's form (mypy cannot infer a lambda with a default)
+        emit(f"softmax_{form}", lambda t, form=form: softmax(t, form))  # type: ignore[misc]
     emit("hints", hints)
     out["comments"] = commented(_unparse(ast.parse(source)))
     emit("helper", lambda t: helper(t, set(graded)))
@@ -483,6 +491,8 @@ def generated(notebook: str) -> list[Alternative]:
 
 # ---- the answers written by hand ---------------------------------------------------------------
 def read_written(path: Path) -> Alternative:
+    header: dict[str, str]
+    body: list[str]
     header, body = {}, []
     for line in path.read_text().splitlines():
         key = line[2:].split(":", 1)[0].strip() if line.startswith("# ") and ":" in line else None
@@ -529,7 +539,7 @@ def shortfalls(notebook: str, row: dict | None, results: Path | None = None, ste
         return ["no row"]
     bad = []
     status = row.get("grading_status", "")
-    if status != "ok":
+    if kind_of(status) is not Status.OK:
         bad.append(f"status {status!r}")
     for q, points in full_marks(notebook).items():
         got = float(row.get(q) or 0)

@@ -4,8 +4,8 @@ A row's name (a file name from a student's zip) and its status can hold anything
 Three rules keep one row from breaking another's:
 
 - **Written as RFC 4180 says** (:func:`csv_text`): lines end in ``\\r\\n``, so Python's writer quotes
-  every field holding a ``\\r`` or a ``\\n`` (with ``\\n`` line ends, a lone ``\\r`` went out unquoted
-  and a reader split the row there).
+  every field holding a ``\\r`` or a ``\\n`` (with ``\\n`` line ends, a lone ``\\r`` would go out
+  unquoted and a reader would split the row there).
 - **Text cells are escaped reversibly** (:func:`text_cell`, :func:`cell_text`): a cell that a
   spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``, tab, carriage return), or that
   starts with an apostrophe, gets one more leading apostrophe (OWASP's advice against CSV

@@ -17,7 +17,7 @@ import signal
 import socket
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 FATAL_CODE = 71
 
@@ -37,7 +37,7 @@ def serve_forks(sock: socket.socket, run_child: Callable[[dict, list[int]], int]
     try:
         while True:
             try:
-                readable, _, _ = select.select([sock, wake_r], [], [], 1.0)
+                readable, _, _ = select.select(cast("list[socket.socket | int]", [sock, wake_r]), [], [], 1.0)
             except InterruptedError:
                 readable = []
             if wake_r in readable:

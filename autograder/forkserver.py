@@ -75,7 +75,7 @@ class ForkServer:
 
     def receive(self, sock: socket.socket) -> tuple[list[dict], bool]:
         """Every message waiting on ``sock``, and whether its server is gone."""
-        got = []
+        got: list[dict] = []
         while True:
             try:
                 raw = sock.recv(1 << 16)

@@ -37,6 +37,7 @@ import os
 import shutil
 import struct
 from pathlib import Path
+from typing import Any
 
 from markdown_it import MarkdownIt
 
@@ -44,6 +45,7 @@ from . import notebook_info, outdir
 from .assignment import ASSIGNMENTS, PACKAGE_DIR, Assignment
 from .csvcells import csv_text, file_key, text_cell
 from .results import NO_NAMES, Result, StudentNames, num, student_id, student_name
+from .status import Status
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 # what one row may embed in one page: PNG bytes, decoded pixels (summed), and pixels of one image
@@ -311,8 +313,31 @@ def answer_html(out: Path, q: str, r: Result, row: int | None, points: float, na
     ``given``: the points it was graded by hand (the ledger's, :mod:`instructor.ledger`), shown in
     place of ``__``; ``anonymous``: a label shown instead of the file, the id and the name
     (``course mark``)."""
-    esc = html.escape
     a = r.answers.get(q)
+    parts = [_answer_head(q, r, row, points, name, given, anonymous)]
+    if not r.grading.ok:
+        parts.append(f"<p class='status'>{html.escape(r.status)}</p>")
+    if r.grading.kind is Status.WRONG_NOTEBOOK or a is None or not a.get("found"):
+        parts.append(_no_answer(r))
+        return "".join(parts)
+    # one budget for the whole answer: the cells are shown in order until it is spent
+    budget = _Budget()
+    ran = _Ran.of(r)
+    if not a.get("cells"):
+        parts.append("<p class='unanswered'>No answer cells.</p>")
+    for c in a.get("cells", []):
+        parts.append(_cell_html(out, c, ran, budget))
+    if a.get("more"):
+        parts.append(f"<p class='note'>{int(a['more'])} more cells not shown</p>")
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _answer_head(q: str, r: Result, row: int | None, points: float, name: str, given: float | None,
+                 anonymous: str | None) -> str:
+    """The answer's section opened, and its heading: whose it is (or only its anonymous label)
+    and its points (``__`` until it is graded by hand)."""
+    esc = html.escape
     where = f"row {row} of manual.csv · " if row is not None else ""
     who = f"<b>{esc(name)}</b> · " if name else ""
     mark = (f"<span class='given'>{esc(q)}: {num(given)} / {num(points)} (graded by hand)</span>"
@@ -320,74 +345,91 @@ def answer_html(out: Path, q: str, r: Result, row: int | None, points: float, na
     head = (f"<h2>{esc(anonymous)}</h2><p class='meta'>{mark}</p>" if anonymous is not None else
             f"<h2>{esc(r.file)}</h2><p class='meta'>{who}id {esc(student_id(r.file)) or '-'} · {where}"
             f"{mark}</p>")
-    parts = [f"<section class='answer' id='row-{row if row is not None else 0}'>{head}"]
-    if r.status != "ok":
-        parts.append(f"<p class='status'>{esc(r.status)}</p>")
-    if r.status.startswith("wrong notebook"):
-        parts.append("<p class='unanswered'>(another week's notebook: no answers shown)</p></section>")
-        return "".join(parts)
-    if a is None or not a.get("found"):
-        why = r.notebook_note or ("the notebook could not be read" if not r.answers
-                                  else "the question's cells are not in this notebook")
-        parts.append(f"<p class='unanswered'>No answer found ({esc(why)}).</p></section>")
-        return "".join(parts)
-    budget = _Budget()
-    figures: dict[int, list[str]] = {}
-    for cell, path in r.figures:
-        figures.setdefault(cell, []).append(path)
-    notes: dict[int, list[str]] = {}
-    for cell, note in r.figure_notes:
-        notes.setdefault(cell, []).append(note)
-    errors: dict[int, list[str]] = {}
-    for e in r.cell_errors:
-        if isinstance(e, dict) and type(e.get("cell")) is int:
-            errors.setdefault(e["cell"], []).append(str(e.get("error") or e.get("kind") or "error"))
-    if not a.get("cells"):
-        parts.append("<p class='unanswered'>No answer cells.</p>")
-    for c in a.get("cells", []):
-        cell = c.get("cell")
-        source = str(c.get("source", ""))
-        if c.get("type") == "markdown":
-            if c.get("unanswered"):
-                parts.append("<p class='unanswered'>(not answered: the text is still the template's)</p>")
-            else:
-                shown, cut = _text(source, budget)
-                parts.append(f"<div class='md'>{shown}</div>{cut}")
-            continue
-        shown, cut = _text(source, budget)
-        parts.append(f"<p class='codelabel'>code (cell {esc(str(cell))})</p>"
-                     f"{_pre(shown, 'code')}{cut}")
-        if c.get("skipped"):
-            saved = c.get("saved", [])
-            parts.append("<div class='saved'><p class='label'>not run by the grader (otter_ignore): "
-                         "outputs as saved in the student's notebook</p>")
-            if not saved:
-                parts.append("<p class='unanswered'>(no saved outputs)</p>")
-            for k, o in enumerate(saved, 1):
-                if "figure" in o:
-                    parts.append(_img(out, str(o["figure"]), f"saved image {k} of cell {cell}", budget))
-                elif "text" in o:
-                    shown, cut = _text(str(o["text"]), budget)
-                    parts.append(f"{_pre(shown)}{cut}")
-                elif "note" in o:
-                    parts.append(f"<p class='note'>{esc(str(o['note']))}</p>")
-            parts.append("</div>")
-            continue
-        text = notebook_info.last_state(r.cell_outputs.get(cell, ""))     # a progress bar: where it ended
+    return f"<section class='answer' id='row-{row if row is not None else 0}'>{head}"
+
+
+def _no_answer(r: Result) -> str:
+    """Why no answer is shown (another week's notebook, none found), and the section closed."""
+    if r.grading.kind is Status.WRONG_NOTEBOOK:
+        return "<p class='unanswered'>(another week's notebook: no answers shown)</p></section>"
+    why = r.notebook_note or ("the notebook could not be read" if not r.answers
+                              else "the question's cells are not in this notebook")
+    return f"<p class='unanswered'>No answer found ({html.escape(why)}).</p></section>"
+
+
+class _Ran:
+    """What the grader's run left per code cell (by its number): what it printed, the figures it
+    drew, the notes on figures left out, and the error it stopped with."""
+
+    def __init__(self, printed: dict, figures: dict[int, list[str]], notes: dict[int, list[str]],
+                 errors: dict[int, list[str]]) -> None:
+        self.printed, self.figures, self.notes, self.errors = printed, figures, notes, errors
+
+    @classmethod
+    def of(cls, r: Result) -> _Ran:
+        figures: dict[int, list[str]] = {}
+        for cell, path in r.figures:
+            figures.setdefault(cell, []).append(path)
+        notes: dict[int, list[str]] = {}
+        for cell, note in r.figure_notes:
+            notes.setdefault(cell, []).append(note)
+        errors: dict[int, list[str]] = {}
+        for e in r.cell_errors:
+            if isinstance(e, dict) and type(e.get("cell")) is int:
+                errors.setdefault(e["cell"], []).append(str(e.get("error") or e.get("kind") or "error"))
+        return cls(r.cell_outputs, figures, notes, errors)
+
+    def html(self, out: Path, cell: Any, budget: _Budget) -> str:
+        """Cell ``cell``'s outputs under the grader: its text, figures, notes and error, in order."""
+        esc = html.escape
+        parts = []
+        text = notebook_info.last_state(self.printed.get(cell, ""))     # a progress bar: where it ended
         if text.strip():
             shown, cut = _text(text, budget)
             parts.append(f"{_pre(shown)}{cut}")
-        for k, path in enumerate(figures.get(cell, []), 1):
+        for k, path in enumerate(self.figures.get(cell, []), 1):
             parts.append(_img(out, path, f"figure {k} of cell {cell}", budget))
-        for note in notes.get(cell, []):
+        for note in self.notes.get(cell, []):
             parts.append(f"<p class='note'>{esc(note)}</p>")
-        for error in errors.get(cell, []):
+        for error in self.errors.get(cell, []):
             shown, cut = _text(error, budget)
             parts.append(f"<p class='codelabel'>the cell stopped with an error when the grader ran it:</p>"
                          f"{_pre(shown, 'error')}{cut}")
-    if a.get("more"):
-        parts.append(f"<p class='note'>{int(a['more'])} more cells not shown</p>")
-    parts.append("</section>")
+        return "".join(parts)
+
+
+def _cell_html(out: Path, c: dict, ran: _Ran, budget: _Budget) -> str:
+    """One answer cell: a markdown answer's text, or a code cell's source and its outputs (as the
+    grader ran it, or as the student's notebook saved them for a cell the grader skips)."""
+    cell = c.get("cell")
+    source = str(c.get("source", ""))
+    if c.get("type") == "markdown":
+        if c.get("unanswered"):
+            return "<p class='unanswered'>(not answered: the text is still the template's)</p>"
+        shown, cut = _text(source, budget)
+        return f"<div class='md'>{shown}</div>{cut}"
+    shown, cut = _text(source, budget)
+    code = f"<p class='codelabel'>code (cell {html.escape(str(cell))})</p>{_pre(shown, 'code')}{cut}"
+    if c.get("skipped"):
+        return code + _saved_html(out, cell, c.get("saved", []), budget)
+    return code + ran.html(out, cell, budget)
+
+
+def _saved_html(out: Path, cell: Any, saved: list, budget: _Budget) -> str:
+    """The outputs a skipped cell (otter_ignore) had in the student's notebook: images, text, notes."""
+    parts = ["<div class='saved'><p class='label'>not run by the grader (otter_ignore): "
+             "outputs as saved in the student's notebook</p>"]
+    if not saved:
+        parts.append("<p class='unanswered'>(no saved outputs)</p>")
+    for k, o in enumerate(saved, 1):
+        if "figure" in o:
+            parts.append(_img(out, str(o["figure"]), f"saved image {k} of cell {cell}", budget))
+        elif "text" in o:
+            shown, cut = _text(str(o["text"]), budget)
+            parts.append(f"{_pre(shown)}{cut}")
+        elif "note" in o:
+            parts.append(f"<p class='note'>{html.escape(str(o['note']))}</p>")
+    parts.append("</div>")
     return "".join(parts)
 
 

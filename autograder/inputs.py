@@ -299,12 +299,13 @@ def _directory_problem(path: Path) -> str | None:
     """Refuse a zip whose directory is too big before reading it (zipfile reads it all at once)."""
     try:
         with open(path, "rb") as f:
-            end = zipfile._EndRecData(f)  # the end-of-directory record (also ZIP64)
+            # the end-of-directory record (also ZIP64); zipfile's private helpers are not in its stubs
+            end = zipfile._EndRecData(f)  # type: ignore[attr-defined]
     except OSError as exc:
         return f"unreadable zip: {exc.strerror}"
     if not end:
         return None                    # not a zip: ZipFile says so
-    entries, size = end[zipfile._ECD_ENTRIES_TOTAL], end[zipfile._ECD_SIZE]
+    entries, size = end[zipfile._ECD_ENTRIES_TOTAL], end[zipfile._ECD_SIZE]  # type: ignore[attr-defined]
     if entries > MAX_ZIP_ENTRIES:
         return f"rejected upload: the zip has {entries} entries (at most {MAX_ZIP_ENTRIES})"
     if size > MAX_ZIP_DIRECTORY_BYTES:
@@ -527,6 +528,7 @@ def _from_folder(folder: Path, stage: _Stage) -> list[Submission]:
     found: list[tuple[Path, Path]] = []           # (its path below folder, the file to read)
     rows: list[Submission] = []
     todo = [Path(real)]
+    rel: str | Path                                 # a folder's (str) or an entry's (Path)
     while todo:
         here = todo.pop()
         try:
@@ -668,6 +670,7 @@ def cap_per_student(subs: list[Submission]) -> None:
     for group in runnable.values():
         for s in sorted(group, key=lambda s: s.file)[MAX_STUDENT_NOTEBOOKS:]:
             s.problem = over_cap_status(len(group))
+            assert s.path is not None               # as runnable holds them
             s.path.unlink(missing_ok=True)
             s.path = None
 

@@ -50,6 +50,7 @@ class Inspector:
                 env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(self.repo),
                      "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
+        assert self.proc.stdin is not None          # stdin=PIPE
         try:
             self.proc.stdin.write(json.dumps(job).encode())
             self.proc.stdin.close()

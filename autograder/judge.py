@@ -22,7 +22,7 @@ import select
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from course import handles, wire
 
@@ -250,10 +250,12 @@ def run_cases(t: PipeTransport, tests: Tests, case_timeout: float, report: Any,
             report({"t": "test", "q": q})
             current = q
         if barred[q]:                 # the course's own answer, or what the text says to do without
-            report({"t": "case", "q": q, "i": i, "passed": False, "message": barred[q][:MESSAGE_CAP]})
+            report({"t": "case", "q": q, "i": i, "passed": False,
+                    "message": cast(str, barred[q])[:MESSAGE_CAP]})
             continue
         t.deadline = time.monotonic() + case_timeout
         _seed_everything()
+        missing: list[str]
         passed, message, missing = False, "", []
         try:
             kwargs, missing = _arguments(t, list(inspect.signature(case.func).parameters), reset)

@@ -22,7 +22,7 @@ import ast
 import csv
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -30,6 +30,7 @@ from typing import TypeVar
 import nbformat
 
 from .assignment import ASSIGNMENTS
+from .status import Status, kind_of
 
 T = TypeVar("T")
 HERE = Path(__file__).resolve().parent
@@ -49,6 +50,8 @@ class Mutant:
 
 
 def read_mutant(path: Path) -> Mutant:
+    header: dict[str, str]
+    body: list[str]
     header, body = {}, []
     for line in path.read_text().splitlines():
         key = line[2:].split(":", 1)[0].strip() if line.startswith("# ") and ":" in line else None
@@ -160,7 +163,7 @@ def lost_questions(notebook: str, row: dict) -> list[str]:
                   if not q["manual"] and float(row[q["name"]] or 0) < float(q["points"]) - 1e-9)
 
 
-def verdict(mutant: Mutant | None, lost: list[str], shown: list[str] = ()) -> tuple[bool, str]:
+def verdict(mutant: Mutant | None, lost: list[str], shown: Sequence[str] = ()) -> tuple[bool, str]:
     """Did the grading come out as the mutant (None: the solution) expects? (ok, explanation);
     `shown`: what the failed cases of its question said (checked against the mutant's hint)."""
     if mutant is None or mutant.expect == "pass":
@@ -214,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     for stem, row in sorted(rows.items()):
         mutant = written.get(stem)
         ok, text = verdict(mutant, lost_questions(notebook, row), shown.get(stem, []))
-        ok = ok and row["grading_status"] == "ok"
+        ok = ok and kind_of(row["grading_status"]) is Status.OK
         bad += not ok
         label = "solution" if mutant is None else f"{mutant.expect:4} {mutant.name}"
         print(f"{'ok ' if ok else 'BAD'} {label:40} {text} [{row['grading_status']}]")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any, cast
 
 SETUP_MARK = "# GIVEN: setup."   # the first line of every notebook's setup cell (instructor/build.py)
 
@@ -43,7 +44,7 @@ def read_notebook(data: bytes, setup: str | None = None) -> tuple[list[dict] | N
         return None, "unreadable notebook: not a notebook (no cells)"
     if major is not None and major != 4:
         return None, f"unreadable notebook: unknown nbformat {major!r}"
-    code = []
+    code: list[dict[str, Any]] = []
     for i, cell in enumerate(cells):
         if not isinstance(cell, dict):
             return None, f"unreadable notebook: cell {i + 1} is not a cell"
@@ -56,8 +57,8 @@ def read_notebook(data: bytes, setup: str | None = None) -> tuple[list[dict] | N
             src = "".join(src)
         if not isinstance(src, str):
             return None, f"unreadable notebook: cell {i + 1} has a bad source"
-        meta = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
-        tags = meta.get("tags") if isinstance(meta.get("tags"), list) else []
+        meta = cast(dict, cell.get("metadata")) if isinstance(cell.get("metadata"), dict) else {}
+        tags = cast(list, meta.get("tags")) if isinstance(meta.get("tags"), list) else []
         code.append({"index": i + 1, "source": src, "ignore": "otter_ignore" in tags})
     if setup is not None:
         first = next((c for c in code if c["source"].lstrip().startswith(SETUP_MARK)), None)

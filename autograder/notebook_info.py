@@ -33,7 +33,7 @@ import re
 import struct
 import sys
 import zlib
-from typing import Any
+from typing import Any, cast
 
 MAX_NOTEBOOK_BYTES = 64 * 2**20        # larger notebooks are graded, not inspected
 MAX_NOTEBOOK_CELLS = 5_000             # so are notebooks of more cells (the course's have < 200)
@@ -122,7 +122,7 @@ def _cells(nb: Any) -> list[dict]:
 
 
 def _tags(cell: dict) -> list:
-    meta = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
+    meta = cast(dict, cell.get("metadata")) if isinstance(cell.get("metadata"), dict) else {}
     tags = meta.get("tags")
     return tags if isinstance(tags, list) else []
 
@@ -131,8 +131,9 @@ def identity(nb: Any) -> list[str]:
     """The notebook names the file itself claims, most reliable first: its otter metadata, its
     setup cell's ``NOTEBOOK = "..."`` line, the prefix most of its cell ids share."""
     names: list[str] = []
-    meta = nb.get("metadata") if isinstance(nb, dict) and isinstance(nb.get("metadata"), dict) else {}
-    otter = meta.get("otter") if isinstance(meta.get("otter"), dict) else {}
+    meta = cast(dict, nb.get("metadata")) if isinstance(nb, dict) and isinstance(nb.get("metadata"), dict) \
+        else {}
+    otter = cast(dict, meta.get("otter")) if isinstance(meta.get("otter"), dict) else {}
     name = otter.get("assignment_name")
     if isinstance(name, str) and NAME.match(name):
         names.append(name)
@@ -145,7 +146,7 @@ def identity(nb: Any) -> list[str]:
                 break
     prefixes: dict[str, int] = {}
     for cell in cells:
-        m = CELL_ID.match(cell.get("id")) if isinstance(cell.get("id"), str) else None
+        m = CELL_ID.match(cast(str, cell.get("id"))) if isinstance(cell.get("id"), str) else None
         if m:
             prefixes[m.group(1)] = prefixes.get(m.group(1), 0) + 1
     if prefixes:
@@ -239,7 +240,7 @@ def widget_text(model: str, states: dict[str, dict], depth: int = 0) -> str | No
         return None
     kind = str(state.get("_model_name", ""))
     if kind in ("HBoxModel", "VBoxModel", "BoxModel", "GridBoxModel"):
-        children = state.get("children") if isinstance(state.get("children"), list) else []
+        children = cast(list, state.get("children")) if isinstance(state.get("children"), list) else []
         parts = [widget_text(c[len("IPY_MODEL_"):], states, depth + 1) for c in children[:20]
                  if isinstance(c, str) and c.startswith("IPY_MODEL_")]
         return ("" if kind == "HBoxModel" else "\n").join(p for p in parts if p)
@@ -281,7 +282,7 @@ def _saved_outputs(cell: dict, budget: _Budget, widgets: dict[str, dict] | None 
         elif kind == "error":
             text = f"{_text(o.get('ename'))}: {_text(o.get('evalue'))}"
         elif kind in ("execute_result", "display_data"):
-            data = o.get("data") if isinstance(o.get("data"), dict) else {}
+            data = cast(dict, o.get("data")) if isinstance(o.get("data"), dict) else {}
             if "image/png" in data:
                 if images >= MAX_SAVED_IMAGES_PER_CELL or budget.images >= MAX_SAVED_IMAGES:
                     out.append({"note": "more saved images than are shown"})

@@ -16,7 +16,7 @@ hand grades included (they are given back into the new grading before its pointe
 plain read of ``OUT/grades.csv`` then ``OUT/results/`` sees one grading between two swaps.
 Readers in the code resolve the pointer once, with :func:`resolve` (or :func:`locate` for one
 path), and read the grading's files from the folder it returns, whatever swap happens meanwhile.
-A folder written before this layout (real files at those names) is made a version of its own by
+A folder that holds real files at those names (written without pointers) is made a version of its own by
 hard links the first time a grading is published into it (:func:`_adopt`), a name at a time with
 an atomic exchange, so that it too reads as the old grading throughout. A run that dies leaves a
 staging folder, a version no pointer names, or a temporary link; the next run removes them.

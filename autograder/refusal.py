@@ -17,6 +17,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import cast
 
 # what the machine refuses, not what the grader got wrong
 REFUSED = {errno.ENOSPC: "no space left on the disk", errno.EDQUOT: "the disk quota is used up",
@@ -44,7 +45,7 @@ def run(prog: str, command: Callable[[list[str]], int], argv: list[str]) -> int:
         return EXIT
 
 
-def _as_oserror(exc: BaseException) -> OSError | None:
+def _as_oserror(exc: BaseException | None) -> OSError | None:
     """The refusal in ``exc``, or None: an OSError of :data:`REFUSED`, or SQLite's word for one
     (the hand-grade ledger), also where another error was raised from it."""
     seen = 0
@@ -73,7 +74,7 @@ def sentence(prog: str, exc: BaseException, argv: Sequence[str] = ()) -> str | N
 def explain(err: OSError, prog: str = "", argv: Sequence[str] = ()) -> str:
     """What was refused where, and what to do (the middle of :func:`sentence`), for an OSError of
     :data:`REFUSED`."""
-    code = err.errno
+    code = cast(int, err.errno)                     # one of REFUSED
     path = _path_of(err) or _guess(code, argv)
     where, other = _place(prog, path, argv)
     at = f" (at {path})" if path and not where.endswith(path) else ""

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from .inputs import lms_id
+from .status import GradingStatus
 
 
 @dataclass
@@ -58,6 +59,11 @@ class Result:
     @property
     def total(self) -> float:
         return float(sum(self.question_points.values()))
+
+    @property
+    def grading(self) -> GradingStatus:
+        """``status`` read as its kind and its words (:mod:`autograder.status`)."""
+        return GradingStatus.parse(self.status)
 
 
 def num(x: float) -> str:

@@ -352,61 +352,19 @@ def _arm_signals() -> None:
 def child_main(job: dict, msg_fd: int, requests_fd: int, answers_fd: int) -> int:
     """Run one submission (in the zygote's forked child), then answer requests. Returns the exit code."""
     chan = _Channel(msg_fd)
-    from . import sandbox
     from .snapshot import Snapshot
 
-    # the notebook and its file name come from the staging folder, read here (after the fork):
-    # the fork server's memory never holds a student's name or notebook
-    with open(job["staging"], "rb") as f:
-        data = f.read()
-    try:
-        with open(job["staging"] + ".name", encoding="utf-8") as f:
-            notebook_name = f.read() or "submission.ipynb"
-    except OSError:
-        notebook_name = "submission.ipynb"
-    try:
-        sandbox.enter(job["sandbox"], notebook_name, data)
-    except Exception as exc:
-        chan.send(t="fatal", reason=f"sandbox setup failed: {exc}")
-        return 3
-    os.environ.update(job["env"])
-    import tempfile
-    tempfile.tempdir = None  # the zygote's choice came from its own TMPDIR
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    os.close(devnull)
-    chan.send(t="ready")
-
-    cells, problem = read_notebook(data, job.get("setup"))
-    del data
-    if problem is not None:
-        chan.send(t="unreadable", reason=problem)
-        return 0
-
-    repo = job.get("package") or job["repo"]
-    if repo not in sys.path:
-        sys.path.insert(0, repo)
-    if job.get("package"):
-        use_package(job["package"])
-    sys.modules["otter"] = _otter_stub()
-    import torch
-    torch.set_num_threads(1)
+    entered = _enter(job, chan)
+    if isinstance(entered, int):            # no sandbox (3), or no notebook to run (0): told already
+        return entered
+    cells, notebook_name = entered
+    _import_course(job)
     from IPython.core.inputtransformer2 import TransformerManager
     transform = TransformerManager().transform_cell
 
     out = CappedWriter(OUTPUT_CAP)
     figures = Figures(chan, job.get("figure_cells"))
-    env: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
-    env["get_ipython"] = lambda: shell
-
-    def display(*objs: Any, **kw: Any) -> None:
-        shown = [o for o in objs if not figures.display(o)]
-        if shown:
-            print(*[repr(o)[:10000] for o in shown], file=out)
-
-    env["display"] = display
-    shell = _Shell(env)
+    env = _namespace(out, figures)
     pristine = Snapshot.take()
 
     sys.stdout = sys.stderr = out  # type: ignore[assignment]
@@ -416,6 +374,8 @@ def child_main(job: dict, msg_fd: int, requests_fd: int, answers_fd: int) -> int
     marks: list[list[int]] = []              # where each cell's output starts in ``out``
     cell_timeout = job["cell_timeout"]
     _seed_everything()
+    # the cells are compiled and run here, in this frame, and not in a helper: a cell's code starts
+    # at the same depth of the stack, so the recursion it may do before a RecursionError stays the same
     for cell in cells:
         if cell["ignore"]:
             continue
@@ -433,18 +393,9 @@ def child_main(job: dict, msg_fd: int, requests_fd: int, answers_fd: int) -> int
             _alarm(cell_timeout)
             exec(code, env)
             _alarm(0)
-        except CellTimeout:
-            errors.append({"cell": cell["index"], "kind": "timeout", "error": f"ran over {cell_timeout:g} s"})
-        except SystemExit as exc:
-            _alarm(0)
-            errors.append({"cell": cell["index"], "kind": "exit", "error": f"sys.exit({exc.code!r}) called"})
-        except MemoryError:
-            _alarm(0)
-            errors.append({"cell": cell["index"], "kind": "memory", "error": "MemoryError"})
         except BaseException as exc:
-            _alarm(0)
-            kind = "memory" if "memory" in str(exc).lower() and "alloc" in str(exc).lower() else "error"
-            errors.append({"cell": cell["index"], "kind": kind, "error": _short(exc)})
+            _alarm(0)                        # (after a timeout the timer has gone off: nothing to stop)
+            errors.append(_cell_error(cell["index"], exc, cell_timeout))
         finally:
             _alarm(0)
         figures.flush()
@@ -457,6 +408,96 @@ def child_main(job: dict, msg_fd: int, requests_fd: int, answers_fd: int) -> int
     serve(env, requests_fd, answers_fd)
     chan.send(t="done", tamper=pristine.compare()[:20])
     return 0
+
+
+def _enter(job: dict, chan: _Channel) -> tuple[list[dict], str] | int:
+    """Into the sandbox with the submission, then its cells and its file name; or the exit code, once
+    the grader is told: 3 when the sandbox could not be set up, 0 for a notebook that cannot be read."""
+    from . import sandbox
+
+    notebook_name, data = _staged(job)
+    try:
+        sandbox.enter(job["sandbox"], notebook_name, data)
+    except Exception as exc:
+        chan.send(t="fatal", reason=f"sandbox setup failed: {exc}")
+        return 3
+    _settle_in(job)
+    chan.send(t="ready")
+
+    cells, problem = read_notebook(data, job.get("setup"))
+    del data                                    # the notebook's bytes are not kept while its code runs
+    if problem is not None:
+        chan.send(t="unreadable", reason=problem)
+        return 0
+    assert cells is not None                    # read_notebook gives one or the other
+    return cells, notebook_name
+
+
+def _staged(job: dict) -> tuple[str, bytes]:
+    """The notebook's file name and bytes. They come from the staging folder, read here (after the
+    fork): the fork server's memory never holds a student's name or notebook."""
+    with open(job["staging"], "rb") as f:
+        data = f.read()
+    try:
+        with open(job["staging"] + ".name", encoding="utf-8") as name_file:
+            notebook_name = name_file.read() or "submission.ipynb"
+    except OSError:
+        notebook_name = "submission.ipynb"
+    return notebook_name, data
+
+
+def _settle_in(job: dict) -> None:
+    """Inside the sandbox: the job's environment, and descriptors 0, 1 and 2 on /dev/null (what the
+    notebook prints is caught by ``sys.stdout``; nothing reaches the fork server's)."""
+    os.environ.update(job["env"])
+    import tempfile
+    tempfile.tempdir = None  # the zygote's choice came from its own TMPDIR
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+def _import_course(job: dict) -> None:
+    """The course package the notebook imports (this week's, when the job ships one), a stand-in
+    for ``otter``, and torch on one thread."""
+    repo = job.get("package") or job["repo"]
+    if repo not in sys.path:
+        sys.path.insert(0, repo)
+    if job.get("package"):
+        use_package(job["package"])
+    sys.modules["otter"] = _otter_stub()
+    import torch
+    torch.set_num_threads(1)
+
+
+def _namespace(out: CappedWriter, figures: Figures) -> dict[str, Any]:
+    """The notebook's namespace, with what Jupyter gives a notebook: ``display`` (a figure is kept
+    as a figure, anything else printed) and ``get_ipython``."""
+    env: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    shell: _Shell                               # made below, once display is in env
+    env["get_ipython"] = lambda: shell
+
+    def display(*objs: Any, **kw: Any) -> None:
+        shown = [o for o in objs if not figures.display(o)]
+        if shown:
+            print(*[repr(o)[:10000] for o in shown], file=out)
+
+    env["display"] = display
+    shell = _Shell(env)
+    return env
+
+
+def _cell_error(index: int, exc: BaseException, cell_timeout: float) -> dict:
+    """What stopped cell ``index``: a timeout, ``sys.exit``, memory, or any other error."""
+    if isinstance(exc, CellTimeout):
+        return {"cell": index, "kind": "timeout", "error": f"ran over {cell_timeout:g} s"}
+    if isinstance(exc, SystemExit):
+        return {"cell": index, "kind": "exit", "error": f"sys.exit({exc.code!r}) called"}
+    if isinstance(exc, MemoryError):
+        return {"cell": index, "kind": "memory", "error": "MemoryError"}
+    kind = "memory" if "memory" in str(exc).lower() and "alloc" in str(exc).lower() else "error"
+    return {"cell": index, "kind": kind, "error": _short(exc)}
 
 
 def use_package(folder: str) -> None:
@@ -490,20 +531,9 @@ def serve(env: dict, requests_fd: int, answers_fd: int) -> None:
     frame ``{"callback", "args", "kwargs"}`` sent in the middle of a request; the judge answers it
     before anything else.
     """
-    from course import wire
     from course.serve import GivenPieceError, Server, callback_frame
 
     reader = _FrameReader(requests_fd)
-
-    def send(message: dict, refer: Any = None) -> None:
-        try:
-            frame = wire.encode(message, refer)
-        except (wire.WireError, TypeError, ValueError, RecursionError) as exc:
-            frame = wire.encode({"id": message.get("id"), "error": {
-                "type": "WireError", "message": f"the answer could not be sent: {str(exc)[:300]}"}})
-        view = memoryview(frame)
-        while view:
-            view = view[os.write(answers_fd, view):]
 
     def call_back(ref: Any, args: tuple, kwargs: dict) -> Any:
         frame = callback_frame(ref, args, kwargs, server.refer)     # GivenPieceError if not plain
@@ -527,8 +557,9 @@ def serve(env: dict, requests_fd: int, answers_fd: int) -> None:
         if request is None:
             return
         request_id = head.get("id")
-        limit = head.get("limit")
-        limit = float(limit) if type(limit) in (int, float) and 0 < limit < 7200 else 60.0
+        limit = _limit(head)
+        # the request is handled here, in this frame (as a cell is in child_main): the student's code
+        # it calls starts at the same depth of the stack
         _arm_signals()
         try:
             _alarm(limit)
@@ -542,7 +573,27 @@ def serve(env: dict, requests_fd: int, answers_fd: int) -> None:
         finally:
             _alarm(0)
         answer["id"] = request_id
-        send(answer, server.refer)
+        _send(answers_fd, answer, server.refer)
+
+
+def _limit(head: dict) -> float:
+    """The seconds a request may take, as its first frame says (checked: 60 unless it makes sense)."""
+    limit: Any = head.get("limit")            # what the message says, checked here
+    return float(limit) if type(limit) in (int, float) and 0 < limit < 7200 else 60.0
+
+
+def _send(answers_fd: int, message: dict, refer: Any = None) -> None:
+    """One answer to the judge; one that cannot be encoded goes as an error saying so."""
+    from course import wire
+
+    try:
+        frame = wire.encode(message, refer)
+    except (wire.WireError, TypeError, ValueError, RecursionError) as exc:
+        frame = wire.encode({"id": message.get("id"), "error": {
+            "type": "WireError", "message": f"the answer could not be sent: {str(exc)[:300]}"}})
+    view = memoryview(frame)
+    while view:
+        view = view[os.write(answers_fd, view):]
 
 
 class _FrameReader:

@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import cast
 
 from . import assignment as assignment_mod
 from . import inputs, provenance
@@ -346,7 +347,7 @@ def load_shards(out: Path, given: list[Path], assignment: str | None = None, n: 
     t0 = time.monotonic()
     chosen = complete_set(out, given, n, run)
     n, mine, notes = chosen.n, chosen.mine, chosen.notes
-    bodies = [mine[k].body for k in range(n)]
+    bodies = cast("list[dict]", [mine[k].body for k in range(n)])     # complete_set: every one there
     asg = _assignment(assignment or bodies[0]["assignment_folder"])
     by_k = check(bodies, asg, n)
     meta = _meta(bodies, by_k, time.monotonic() - t0)

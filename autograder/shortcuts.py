@@ -11,8 +11,8 @@ what the exercise may not use. Both come from the notebook's grading folder: the
   that wraps an object of it, one whose ``forward`` delegates to the piece's, one with the piece's
   ``forward`` copied onto it (a function: one that calls the piece, and the piece under the
   exercise's name);
-- written out in full, under ``[qN.answers]`` (the attacks of issue 26, and one answer for each of the
-  PyTorch functions a "by hand" question lists).
+- written out in full, under ``[qN.answers]`` (pieces renamed or rebuilt from the course's own
+  classes, and one answer for each of the PyTorch functions a "by hand" question lists).
 
 ``python -m autograder.shortcuts NN_name [NAME...]`` grades them through the real ``course grade``
 and prints each answer's points against its cap (tests/autograder/test_shortcuts.py does it for every

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 MODULE_ALIASES = {"torch": "torch", "F": "torch", "functional": "torch"}
 # methods and functions that are the same call written as x.f(...), torch.f(x, ...) or F.f(x, ...)
@@ -35,6 +36,7 @@ class CourseNames:
     @classmethod
     def of(cls, sources: list[str]) -> CourseNames:
         names = cls()
+        node: ast.AST
         for src in sources:
             tree = _parse(src)
             if tree is None:
@@ -164,7 +166,7 @@ class _Normaliser(ast.NodeTransformer):
                 and _dotted(f.value) not in MODULE_PATHS:
             return f.value                                   # x.contiguous() -> x
         inplace = isinstance(f, ast.Attribute) and f.attr.endswith("_") and f.attr[:-1] in TENSOR_FUNCS
-        if inplace:
+        if inplace and isinstance(f, ast.Attribute):
             f.attr = f.attr[:-1]                             # x.masked_fill_(m, 0) -> x.masked_fill(m, 0)
         if isinstance(f, ast.Attribute) and f.attr in TENSOR_FUNCS:
             attr = RENAMED.get(f.attr, f.attr)
@@ -187,7 +189,7 @@ class _Normaliser(ast.NodeTransformer):
         node.args = [*node.args, *moved]
         return node
 
-    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+    def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
         self.generic_visit(node)
         if isinstance(node.op, ast.MatMult):
             return ast.copy_location(ast.Call(func=_torch("matmul"), args=[node.left, node.right],
@@ -259,17 +261,18 @@ def _dotted(node: ast.AST) -> str:
     return ".".join([node.id, *parts[::-1]]) if isinstance(node, ast.Name) else ""
 
 
-def _as_store(node: ast.AST) -> ast.AST | None:
+def _as_store(node: ast.expr) -> ast.expr | None:
     """A name or attribute chain as an assignment's target (None for anything else)."""
     if not _dotted(node):
         return None
     import copy
     node = copy.deepcopy(node)
+    assert isinstance(node, (ast.Name, ast.Attribute))      # what _dotted reads
     node.ctx = ast.Store()
     return node
 
 
-def _as_load(node: ast.AST) -> ast.AST:
+def _as_load(node: ast.expr) -> ast.expr:
     import copy
     node = copy.deepcopy(node)
     for n in ast.walk(node):
@@ -319,7 +322,7 @@ def _emit(stmts: list[ast.stmt], out: list[tuple[str, int, int]]) -> None:
         else:                                              # match, try*: as one piece
             out.append((_compact(ast.unparse(s)), first, s.end_lineno or first))
             continue
-        _emit(body, out)
+        _emit(cast("list[ast.stmt]", body), out)          # the statements above have a body
         for h in getattr(s, "handlers", []):
             out.append((_compact(f"except {ast.unparse(h.type) if h.type else ''}:"), h.lineno, h.lineno))
             _emit(h.body, out)
@@ -349,7 +352,7 @@ def _sort_definitions(tree: ast.Module) -> None:
         tree.body = _by_name(tree.body)
 
 
-def _by_name(defs: list[ast.stmt]) -> list[ast.stmt]:
+def _by_name(defs: Sequence[ast.stmt]) -> list[ast.stmt]:
     """``defs`` sorted by name, then text; the text (a costly unparse) only where names tie, which
     gives the same order."""
     names = [getattr(d, "name", "") for d in defs]

@@ -111,7 +111,7 @@ def _shown(f: Flag, sub: Submission, q: str) -> Any:
     """The fingerprint whose matches are highlighted: what counts in the flag's kind of comparison
     (against the master, or against classmates), or, for identical answers, every line."""
     unit = sub.units.get(q)
-    kept = (sub.versus_master if f.kind == "master" else sub.versus_class).get(q)
+    kept: Any = (sub.versus_master if f.kind == "master" else sub.versus_class).get(q)
     if unit is None or (kept is None and not f.identical):
         return None
     fp = unit.fingerprint()

@@ -54,6 +54,8 @@ def shared_counts(tokens: Tokens, pairs: Any) -> Any:
     nq = len(tokens.questions)
     out = np.zeros((len(pairs), nq), np.int64)
     mark = np.zeros(tokens.held.size, bool)
+    firsts: np.ndarray | list[int]
+    begin: np.ndarray | list[int]
     firsts, begin = np.unique(pairs[:, 0], return_index=True) if len(pairs) else ([], [])
     ends = [*list(begin[1:]), len(pairs)]
     for i, lo, hi in zip(np.asarray(firsts).tolist(), list(begin), ends, strict=True):

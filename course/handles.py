@@ -41,11 +41,14 @@ import contextlib
 import math
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from . import rules, wire
+
+if TYPE_CHECKING:
+    import builtins  # Handle.type hides the built-in type in the class's body
 
 GIVEN_MARK = "# GIVEN"              # the first line of every GIVEN cell (the course's code)
 SETUP_MARK = "# GIVEN: setup."   # the first line of every notebook's setup cell (instructor/build.py)
@@ -370,6 +373,10 @@ class Handle:
     """An object in the notebook, reached through requests (see the module's docstring)."""
 
     __slots__ = ("_t", "_ref", "_path", "_root")
+    _t: Transport
+    _ref: wire.Ref
+    _path: tuple
+    _root: str
 
     def __init__(self, t: Transport, ref: wire.Ref, path: tuple = (), root: str = "") -> None:
         object.__setattr__(self, "_t", t)
@@ -437,7 +444,7 @@ class Handle:
     def type(self) -> str:
         return str(self.info()["type"])
 
-    def isa(self, cls: type) -> bool:
+    def isa(self, cls: builtins.type) -> bool:
         """isinstance(object, cls), for a class of torch (judged by the class's full name)."""
         return f"{cls.__module__}.{cls.__qualname__}" in self.info()["mro"]
 

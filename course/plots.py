@@ -5,12 +5,13 @@ matplotlib is imported inside each function so that importing the course stays f
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 import numpy as np
 import torch
 
 
-def WindowAverage(values: Sequence[float], window: int = 100) -> np.ndarray:
+def WindowAverage(values: Sequence[float] | np.ndarray, window: int = 100) -> np.ndarray:
     """Running mean over the last `window` values (shorter at the start, so nothing is dropped)."""
     values = np.asarray(values, dtype=float)
     if len(values) == 0:
@@ -37,7 +38,8 @@ def PlotLosses(curves: Mapping[str, Sequence[float] | tuple[Sequence[int], Seque
         _, ax = plt.subplots(figsize=(7, 4))
     for name, values in curves.items():
         if isinstance(values, tuple) and len(values) == 2:        # (steps, already averaged losses)
-            ax.plot(list(values[0]), list(values[1]), label=name)
+            steps, losses = cast("tuple[Sequence[int], Sequence[float]]", values)
+            ax.plot(list(steps), list(losses), label=name)
         else:
             averaged = WindowAverage(values, window)       # point n: the average up to step n
             ax.plot(np.arange(1, len(averaged) + 1), averaged, label=f"{name} (window {window})")

@@ -40,12 +40,15 @@ import types
 import warnings
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 import torch.nn as nn
 
 from . import rules, wire
+
+if TYPE_CHECKING:
+    from torch.utils._python_dispatch import TorchDispatchMode
 
 MAX_PATH = 16
 # what the rules' runtime watch reports when the notebook's work left its process while answering
@@ -148,7 +151,7 @@ def _callback_module(server: Server, ref: wire.Ref) -> nn.Module:
 
     def forward(self: nn.Module, *args: Any, **kwargs: Any) -> Any:
         out = server.call_back(ref, args, kwargs)
-        device = self.anchor.device
+        device = cast(nn.Parameter, self.anchor).device
         return out.to(device) if isinstance(out, torch.Tensor) and out.device != device else out
 
     for fn in (__init__, forward):
@@ -164,9 +167,11 @@ class PretendLogits(nn.Module):
     beside the notebook's code (``given("serve.PretendLogits")``), with numbers of its own, so
     that sampling hundreds of tokens costs no round trip per token; the check still counts what
     the notebook's code wrote. The numbers live in a closure, out of the notebook's reach (a writer
-    that changed them in place wrote what it liked: red team red3), and every call answers with a
+    that could change them in place could write what it liked), and every call answers with a
     new tensor. One parameter (zero) so that ``next(net.parameters()).device`` and ``.to(device)``
     work."""
+
+    _logits_of: Callable[[torch.Tensor], torch.Tensor]       # set in __init__
 
     def __init__(self, last: torch.Tensor, elsewhere: torch.Tensor) -> None:
         super().__init__()
@@ -386,6 +391,7 @@ class Server:
         parts = name.split(".") if type(name) is str else []
         if not parts or not all(p.isidentifier() and not p.startswith("_") for p in parts):
             raise RequestError("bad name")
+        assert isinstance(name, str)                # parts is not empty
         module, _, attr = name.rpartition(".")
         return getattr(importlib.import_module("course" + ("." + module if module else "")), attr)
 
@@ -474,7 +480,7 @@ class Server:
         values = request.get("values")
         if not isinstance(obj, nn.Module) or type(values) is not dict:
             raise RequestError("bad set request")
-        own = dict(obj.named_parameters())
+        own: dict[str, torch.Tensor] = dict(obj.named_parameters())
         own.update(obj.named_buffers())
         with torch.no_grad():
             for name, value in values.items():
@@ -651,7 +657,7 @@ class _DeviceWatch:
 
     def __init__(self) -> None:
         self.mixed: set[str] = set()
-        self._mode = None
+        self._mode: TorchDispatchMode | None = None
 
     def __enter__(self) -> _DeviceWatch:
         from torch.utils._python_dispatch import TorchDispatchMode

@@ -23,6 +23,7 @@ import random
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypedDict
 
 import torch
 import torch.nn as nn
@@ -99,11 +100,11 @@ def TrainLoop(net: nn.Module, make_batch: Callable[[], torch.Tensor],
             if len(losses) % 10 == 0 or len(losses) == steps:
                 recent = losses[-window:]
                 bar.set_postfix(loss=f"{sum(recent) / len(recent):.3f}", refresh=False)
-    TrainLoop.last_seconds = time.perf_counter() - start
+    TrainLoop.last_seconds = time.perf_counter() - start  # type: ignore[attr-defined]  # a function attribute
     return losses
 
 
-TrainLoop.last_seconds = 0.0
+TrainLoop.last_seconds = 0.0  # type: ignore[attr-defined]  # mypy does not model attributes set on functions
 
 
 def _same(a: object, b: object) -> bool:
@@ -193,7 +194,14 @@ def TrainOrLoad(net: nn.Module, path: str | Path, settings: dict, train: Callabl
 # (beta2 = 0.95 instead of 0.999, as language models are usually trained). With 0.999 the diffusion
 # model sat on the word-frequency plateau for most of a 1500-step run (docs/numbers.md, "Stories").
 STORY_BATCH, STORY_L = 64, 32
-STORY_ADAM = {"lr": 1e-3, "betas": (0.9, 0.95)}
+
+
+class _AdamSettings(TypedDict):
+    lr: float
+    betas: tuple[float, float]
+
+
+STORY_ADAM: _AdamSettings = {"lr": 1e-3, "betas": (0.9, 0.95)}
 
 
 def _fingerprint(items: list) -> str:

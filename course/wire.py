@@ -84,24 +84,14 @@ def to_plain(value: Any, refer: Any = None, _depth: int = 0) -> Any:
         return value                  # already of the exact built-in type (the common case)
     if isinstance(value, (torch.Tensor, Ref, _Tuple, _Dict)):
         return value
-    if isinstance(value, bool):
-        return True if value else False
-    if isinstance(value, int):
-        return int.__index__(value)
-    if isinstance(value, float):
-        return float.__float__(value)
-    if isinstance(value, str):
-        return str.__str__(value)
-    if isinstance(value, torch.Size):
-        return _Tuple(int(v) for v in value)
-    if isinstance(value, (torch.dtype, torch.device)):
-        return str(value)
+    builtin = _as_builtin(value)
+    if builtin is not _NOT_PLAIN:
+        return builtin
     if type(value).__module__ == "numpy":
-        import numpy as np
-        if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
-            return torch.from_numpy(np.ascontiguousarray(value).copy())
-        if isinstance(value, np.generic) and value.dtype.kind in "biuf":
-            return to_plain(value.item(), refer, _depth)
+        number = _from_numpy(value)
+        if number is not _NOT_PLAIN:
+            return to_plain(number, refer, _depth)      # a tensor comes back as it is
+    # the containers recurse here, in this function (a dict's loop too): one frame per level
     if isinstance(value, dict):
         pairs = _Dict()
         for k, v in dict.items(value):
@@ -117,6 +107,39 @@ def to_plain(value: Any, refer: Any = None, _depth: int = 0) -> Any:
     if refer is None:
         raise WireError(f"cannot send a {type(value).__name__}")
     return refer(value)
+
+
+_NOT_PLAIN = object()        # what the helpers of to_plain give for a value they do not convert
+
+
+def _as_builtin(value: Any) -> Any:
+    """A subclass of bool, int, float or str as a value of the built-in type (through the built-in
+    type's own method: the subclass's are not asked), and torch's sizes, dtypes and devices as
+    plain data; :data:`_NOT_PLAIN` for anything else."""
+    if isinstance(value, bool):
+        return True if value else False
+    if isinstance(value, int):
+        return int.__index__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, torch.Size):
+        return _Tuple(int(v) for v in value)
+    if isinstance(value, (torch.dtype, torch.device)):
+        return str(value)
+    return _NOT_PLAIN
+
+
+def _from_numpy(value: Any) -> Any:
+    """A numpy array of real numbers as a tensor (a copy), a numpy number as the Python number
+    (:func:`to_plain` makes it plain); :data:`_NOT_PLAIN` for anything else of numpy's."""
+    import numpy as np
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        return torch.from_numpy(np.ascontiguousarray(value).copy())
+    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+        return value.item()
+    return _NOT_PLAIN
 
 
 def encode(message: dict, refer: Any = None, meta: bool = False) -> bytes:
@@ -250,6 +273,35 @@ def _check_nesting(head: bytes) -> None:
         raise WireError("too deeply nested")   # (fewer brackets than the limit cannot nest deeper)
 
 
+def _scalar(v: Any) -> Any:
+    """A JSON value that is not a container, checked: None, a bool, an int in range, a float, a
+    string not too long."""
+    t = type(v)
+    if v is None or t is bool:
+        return v
+    if t is int:
+        if not -MAX_INT <= v < MAX_INT:
+            raise WireError("integer out of range")
+        return v
+    if t is float:
+        return v
+    if t is str:
+        if len(v) > MAX_STRING:
+            raise WireError("string too long")
+        return v
+    raise WireError(f"unexpected {t.__name__}")
+
+
+def _dict_key(key: Any) -> Any:
+    """A dict's key as decoded, checked: None, a str, an int, a float, a bool, or a tuple of str and
+    int."""
+    if not (key is None or type(key) in (str, int, float, bool, tuple)):
+        raise WireError("bad dict key")
+    if type(key) is tuple and not all(type(x) in (str, int) for x in key):
+        raise WireError("bad dict key")
+    return key
+
+
 class _Reader:
     def __init__(self, blobs: memoryview, meta: bool = False) -> None:
         self.blobs = blobs
@@ -265,22 +317,11 @@ class _Reader:
         if depth > MAX_DEPTH:
             raise WireError("too deeply nested")
         t = type(v)
-        if v is None or t is bool:
-            return v
-        if t is int:
-            if not -MAX_INT <= v < MAX_INT:
-                raise WireError("integer out of range")
-            return v
-        if t is float:
-            return v
-        if t is str:
-            if len(v) > MAX_STRING:
-                raise WireError("string too long")
-            return v
         if t is list:
             return [self.value(x, depth + 1) for x in v]
         if t is not dict or len(v) == 0:
-            raise WireError(f"unexpected {t.__name__}")
+            return _scalar(v)
+        # the containers recurse here, in this method (a dict's loop too): one frame per level
         tag = next(iter(v))
         if tag == "$tuple" and len(v) == 1 and type(v[tag]) is list:
             return tuple(self.value(x, depth + 1) for x in v[tag])
@@ -289,13 +330,14 @@ class _Reader:
             for pair in v[tag]:
                 if type(pair) is not list or len(pair) != 2:
                     raise WireError("bad dict entry")
-                key = self.value(pair[0], depth + 1)
-                if not (key is None or type(key) in (str, int, float, bool, tuple)):
-                    raise WireError("bad dict key")
-                if type(key) is tuple and not all(type(x) in (str, int) for x in key):
-                    raise WireError("bad dict key")
+                key = _dict_key(self.value(pair[0], depth + 1))
                 out[key] = self.value(pair[1], depth + 1)
             return out
+        return self.tagged(tag, v)
+
+    def tagged(self, tag: str, v: dict) -> Any:
+        """A value JSON has no type for (not a container): a float that is not finite, a tensor, a
+        reference."""
         if tag == "$float" and len(v) == 1 and v[tag] in ("nan", "inf", "-inf"):
             return float(v[tag])
         if tag == "$tensor" and len(v) == 1 and type(v[tag]) is dict:

@@ -98,6 +98,7 @@ def grade(names: list[str]) -> bool:
     """Grade each assignment's solution and blank notebook; True if every grading ran and every
     notebook was graded with the status `ok`."""
     from autograder.config import GradeConfig, GradingError
+    from autograder.status import Status, kind_of
 
     from .build import BUILD, NOTEBOOKS
     from .grade import grade_class
@@ -126,7 +127,7 @@ def grade(names: list[str]) -> bool:
     print(f"\n{'assignment':20} {'file':16} {'points':>7} {'percent':>8}  status")
     for name, file, points, percent, status in rows:
         print(f"{name:20} {file:16} {float(points):7.1f} {float(percent):8.1%}  {status}")
-        ok = ok and status == "ok"
+        ok = ok and kind_of(status) is Status.OK
     print(f"\ngradebooks and reports in {(OUT / 'grades').relative_to(ROOT)}/<assignment>/")
     return ok
 

@@ -90,7 +90,7 @@ def _trivial(node: ast.stmt) -> bool:
     return False
 
 
-def statements(definition: ast.AST) -> set[str]:
+def statements(definition: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> set[str]:
     """The statements inside a class or function (its methods' too), as compared: see the module."""
     found: set[str] = set()
 
@@ -123,14 +123,15 @@ def statements(definition: ast.AST) -> set[str]:
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def definitions(code: str, top: bool = False) -> list[tuple[str, ast.AST]]:
+def definitions(code: str,
+                top: bool = False) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]]:
     """Every class and function in ``code`` by name (a method as ``DenoiserBlock.__init__``), at any
     depth (``top``: at its top level only); none when ``code`` is not Python."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
         return []
-    found: list[tuple[str, ast.AST]] = []
+    found: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]] = []
 
     def visit(body: list[ast.stmt], prefix: str) -> None:
         for node in body:
@@ -198,7 +199,7 @@ def code_in(path: Path) -> list[str]:
     return code
 
 
-def holds(answer: Answer, definition: ast.AST) -> float:
+def holds(answer: Answer, definition: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> float:
     """The share of ``answer``'s statements that ``definition`` has; 0 when it does not hold it."""
     return _share(answer, statements(definition))
 

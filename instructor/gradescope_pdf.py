@@ -166,6 +166,7 @@ def write_pdfs(out: Path, dest: Path, chromium: str, assignment: str | None = No
         raise SystemExit(f"{asg.name} has no questions graded by hand")
     prompts = handgrading.prompts(handgrading.blank_notebook(asg), asg)
     dest.mkdir(parents=True, exist_ok=True)
+    used: set[str]
     written, rows, used = [], [], set()
     with tempfile.TemporaryDirectory(prefix="gradescope-pdf-") as tmp:
         tmp_path = Path(tmp)

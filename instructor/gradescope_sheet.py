@@ -149,63 +149,85 @@ def sheet(asg: Assignment, limits: Path = LIMITS, settings: publish.Gradescope |
     name = asg.name
     auto = asg.max_points
     by_hand = [q for q in asg.questions if q.manual]
-    hand = sum(q.points for q in by_hand)
     found = measured(name, limits)
     lines = [f"# {name} on Gradescope: the set-up sheet", "",
              "Written by `course build` (instructor/gradescope_sheet.py); the walk-through is in "
              "docs/platforms.md, *Setting it up*. Every value below is for this notebook.", "",
              "## 1. The Programming Assignment (the automatic points)", "",
              "| Gradescope asks | type or pick |", "|---|---|",
-             "| *Create Assignment* | **Programming Assignment** |",
-             f"| Title | `{name}` (or your own) |",
-             f"| Total points | **{num(auto)}**: the automatic points only"
-             + (f" ({num(hand)} more are graded by hand in the second assignment: "
-                f"{num(auto + hand)} in all)" if by_hand else " (the notebook has no hand-graded question)")
-             + " |",
-             "| Enable Manual Grading | off" + (" (the hand-graded questions are the second assignment)"
-                                               if by_hand else "") + " |",
-             f"| Configure Autograder: zip file | `autograder/build/{name}-autograder.zip` |",
-             f"| Base image OS / version / variant | **{BASE_IMAGE[0]} / {BASE_IMAGE[1]} / {BASE_IMAGE[2]}** "
-             "(the zip's `setup.sh` installs miniforge and the course's pinned packages itself) |"]
-    if found:
-        runs = found["runs"]
-        peak = max(r["peak_mb"] for r in runs.values())
-        slowest = max(r["seconds"] for r in runs.values())
-        cpus, memory, label = container(peak)
-        lines += [f"| Autograder Settings: container | **{label}**"
-                  + (" (the default)" if cpus == 0.5 else "")
-                  + f": the largest run measured took {peak} MB (at most {memory / MEMORY_MARGIN:.0f} "
-                  f"MB fits with a quarter to spare) |",
-                  f"| Autograder timeout | **{timeout_minutes(slowest)} minutes**: the slowest run measured "
-                  f"took {slowest:g} s at half a CPU; the engine stops a notebook at "
-                  f"{gradescope.TIMEOUT:g} s and still reports |"]
-    else:
-        lines += ["| Autograder Settings: container | not measured yet: run `python -m "
-                  "benchmarks.gradescope_run --limits instructor/gradescope_limits.json " + name + "` |",
-                  f"| Autograder timeout | {DEFAULT_TIMEOUT} minutes (the engine stops a notebook at "
-                  f"{gradescope.TIMEOUT:g} s) |"]
-    lines += [f"| What students submit | one file, **`{name}.ipynb`** (on Colab: File > Download > "
-              "Download .ipynb); another week's notebook gets 0 and says which to submit |",
-              "| Release, due date, late submissions | yours |",
-              *student_view(settings, auto), ""]
+             *_assignment_rows(name, auto, by_hand),
+             *(_measured_rows(found) if found else _unmeasured_rows(name)),
+             f"| What students submit | one file, **`{name}.ipynb`** (on Colab: File > Download > "
+             "Download .ipynb); another week's notebook gets 0 and says which to submit |",
+             "| Release, due date, late submissions | yours |",
+             *student_view(settings, auto), ""]
     if by_hand:
-        lines += ["## 2. The Homework / Problem Set (the questions graded by hand)", "",
-                  f"Total points **{num(hand)}**. Upload each student's PDF from `course pdfs DIR` "
-                  "(*Manage Submissions -> Upload Submission*); page 1 is the cover. Outline:", "",
-                  "| question | points | page |", "|---|---|---|"]
-        lines += [f"| {q.name} | {num(q.points)} | {page} |" for page, q in enumerate(by_hand, 2)]
-        lines.append("")
+        lines += _hand_graded(by_hand)
     if found:
-        lines += ["## Measured", "",
-                  f"`python -m benchmarks.gradescope_run --limits` on {found.get('measured', '?')} "
-                  f"({found.get('machine', '?')}), at {found.get('cpus', 0.5):g} CPU (a cgroup quota), "
-                  "namespaces refused as by Docker's seccomp; memory is the PSS of every process of "
-                  "the run:", "", "| submission | seconds | peak MB | score | sandbox |",
-                  "|---|---|---|---|---|"]
-        lines += [f"| {role}: `{r['submission']}` | {r['seconds']:g} | {r['peak_mb']} | {r['score']:g} "
-                  f"| {r['sandbox']} |" for role, r in sorted(found["runs"].items())]
-        lines.append("")
+        lines += _measurements(found)
     return "\n".join(lines)
+
+
+def _assignment_rows(name: str, auto: float, by_hand: list) -> list[str]:
+    """Section 1's first rows: the assignment, its points (the automatic ones only) and its zip."""
+    hand = sum(q.points for q in by_hand)
+    return [
+        "| *Create Assignment* | **Programming Assignment** |",
+        f"| Title | `{name}` (or your own) |",
+        f"| Total points | **{num(auto)}**: the automatic points only"
+        + (f" ({num(hand)} more are graded by hand in the second assignment: "
+           f"{num(auto + hand)} in all)" if by_hand else " (the notebook has no hand-graded question)")
+        + " |",
+        "| Enable Manual Grading | off" + (" (the hand-graded questions are the second assignment)"
+                                          if by_hand else "") + " |",
+        f"| Configure Autograder: zip file | `autograder/build/{name}-autograder.zip` |",
+        f"| Base image OS / version / variant | **{BASE_IMAGE[0]} / {BASE_IMAGE[1]} / {BASE_IMAGE[2]}** "
+        "(the zip's `setup.sh` installs miniforge and the course's pinned packages itself) |"]
+
+
+def _measured_rows(found: dict) -> list[str]:
+    """The container and the timeout, from the largest and the slowest run measured."""
+    runs = found["runs"]
+    peak = max(r["peak_mb"] for r in runs.values())
+    slowest = max(r["seconds"] for r in runs.values())
+    cpus, memory, label = container(peak)
+    return [f"| Autograder Settings: container | **{label}**"
+            + (" (the default)" if cpus == 0.5 else "")
+            + f": the largest run measured took {peak} MB (at most {memory / MEMORY_MARGIN:.0f} "
+            f"MB fits with a quarter to spare) |",
+            f"| Autograder timeout | **{timeout_minutes(slowest)} minutes**: the slowest run measured "
+            f"took {slowest:g} s at half a CPU; the engine stops a notebook at "
+            f"{gradescope.TIMEOUT:g} s and still reports |"]
+
+
+def _unmeasured_rows(name: str) -> list[str]:
+    """The container and the timeout of a notebook not measured yet: how to measure it."""
+    return ["| Autograder Settings: container | not measured yet: run `python -m "
+            "benchmarks.gradescope_run --limits instructor/gradescope_limits.json " + name + "` |",
+            f"| Autograder timeout | {DEFAULT_TIMEOUT} minutes (the engine stops a notebook at "
+            f"{gradescope.TIMEOUT:g} s) |"]
+
+
+def _hand_graded(by_hand: list) -> list[str]:
+    """Section 2: the assignment of the questions graded by hand, a page of the PDF each."""
+    hand = sum(q.points for q in by_hand)
+    return ["## 2. The Homework / Problem Set (the questions graded by hand)", "",
+            f"Total points **{num(hand)}**. Upload each student's PDF from `course pdfs DIR` "
+            "(*Manage Submissions -> Upload Submission*); page 1 is the cover. Outline:", "",
+            "| question | points | page |", "|---|---|---|",
+            *[f"| {q.name} | {num(q.points)} | {page} |" for page, q in enumerate(by_hand, 2)], ""]
+
+
+def _measurements(found: dict) -> list[str]:
+    """The runs measured (instructor/gradescope_limits.json), one row each."""
+    return ["## Measured", "",
+            f"`python -m benchmarks.gradescope_run --limits` on {found.get('measured', '?')} "
+            f"({found.get('machine', '?')}), at {found.get('cpus', 0.5):g} CPU (a cgroup quota), "
+            "namespaces refused as by Docker's seccomp; memory is the PSS of every process of "
+            "the run:", "", "| submission | seconds | peak MB | score | sandbox |",
+            "|---|---|---|---|---|",
+            *[f"| {role}: `{r['submission']}` | {r['seconds']:g} | {r['peak_mb']} | {r['score']:g} "
+              f"| {r['sandbox']} |" for role, r in sorted(found["runs"].items())], ""]
 
 
 def write(build: Path, name: str, settings: publish.Gradescope | None = None) -> Path:

@@ -34,6 +34,7 @@ import io
 import re
 import zipfile
 from pathlib import Path, PurePosixPath
+from typing import cast
 
 from autograder import outdir
 from autograder.inputs import CANVAS, lms_id
@@ -45,7 +46,7 @@ CANVAS_PREFIX = re.compile(r"^([^/_]+_(?:late_)?(\d+)_(\d+))_", re.IGNORECASE)
 ZIP_TIME = (2020, 1, 1, 0, 0, 0)         # the same feedback always gives the same bytes
 
 
-def _fresh(pdf: Path, page: Path, pending: dict[Path, bytes]) -> bool:
+def _fresh(pdf: Path, page: Path, pending: dict[Path, bytes | Path]) -> bool:
     """Is there a PDF of the feedback (``course pdfs DIR --feedback``) printed from the page as it is?"""
     try:
         return page not in pending and \
@@ -59,6 +60,11 @@ def canvas_reads(name: str) -> tuple[str, str] | None:
     parts of the base name, split at ``_``, that are all digits."""
     digits = [p for p in PurePosixPath(name).name.split("_") if re.fullmatch(r"[0-9]+", p)][:2]
     return (digits[0], digits[1]) if len(digits) == 2 else None
+
+
+def _user(name: str) -> str:
+    """The user id Canvas reads in a name that starts with a :func:`canvas_prefix`."""
+    return cast("tuple[str, str]", canvas_reads(name))[0]
 
 
 def canvas_prefix(file: str) -> str | None:
@@ -118,7 +124,7 @@ def canvas_zip(out: Path, pending: dict[Path, bytes | Path] | None = None
             z.writestr(zipfile.ZipInfo(name, ZIP_TIME), data, zipfile.ZIP_DEFLATED)
     dest = out / CANVAS_ZIP
     return dest, buf.getvalue(), [f"{dest}: {count(len(entries), 'file')} for "
-                                  f"{count(len({canvas_reads(n)[0] for n, _d in entries}), 'student')}"
+                                  f"{count(len({_user(n) for n, _d in entries}), 'student')}"
                                   ", to hand back with Canvas's Submissions -> Re-Upload Submissions "
                                   "(each file becomes a comment on that student's submission)"
                                   ] + kept_back

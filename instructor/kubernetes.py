@@ -33,7 +33,7 @@ pod also sets ``COURSE_EXPECT_USER_NAMESPACE``: a runtime that ignores ``hostUse
 the grader the node's root with ``SYS_ADMIN``, so it checks (:mod:`autograder.userns`) and drops
 the capability (mode ``user``, said in the report). ``--no-user-namespace`` asks for none of
 this (storage without idmapped mounts, such as NFS): mode ``user``. Fields newer than
-``--kubernetes-version`` are left out (``appArmorProfile`` is 1.30's: before, an annotation).
+``--kubernetes-version`` are left out (``appArmorProfile`` is 1.30's; earlier versions take an annotation).
 """
 from __future__ import annotations
 

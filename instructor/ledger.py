@@ -44,6 +44,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import cast
 
 from autograder import outdir, refusal
 
@@ -235,8 +236,9 @@ class Ledger:
     # ------------------------------------------------------------ reading
 
     def items(self, question: str | None = None, deleted: bool = False) -> list[Item]:
-        rows = self.db.execute("SELECT id, question, points, text, position, version, deleted FROM item "
-                               "ORDER BY question, position, id").fetchall()
+        rows: list[tuple[int, str, float, str, int, int, int]] = self.db.execute(
+            "SELECT id, question, points, text, position, version, deleted FROM item "
+            "ORDER BY question, position, id").fetchall()
         found = [Item(*r[:6], bool(r[6])) for r in rows]
         return [i for i in found
                 if (question is None or i.question == question) and (deleted or not i.deleted)]
@@ -391,6 +393,7 @@ class Ledger:
         cur = self.db.execute("INSERT INTO item(question, points, text, position, version, who, at) "
                               "VALUES (?,?,?,?,1,?,?)", (question, float(points), text.strip(), position,
                                                          who, now()))
+        assert cur.lastrowid is not None                # an INSERT sets it
         item = Item(int(cur.lastrowid), question, float(points), text.strip(), position, 1)
         self._log(who, "item", item.id, None, item.as_dict())
         return item
@@ -428,7 +431,7 @@ class Ledger:
         """``course manual``: the points typed into the CSV, unless they are what the ledger gives
         already (a pre-filled cell is no change: its rubric stays). True when written."""
         current = self.answer(key)
-        if self.grade(current) is not None and abs(self.grade(current) - points) < 1e-9:
+        if self.grade(current) is not None and abs(cast(float, self.grade(current)) - points) < 1e-9:
             return False
         self.save(key, current.version, who, points=points, typed=True)
         return True

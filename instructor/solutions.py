@@ -172,24 +172,7 @@ def Report(outcome: Outcome) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="course solutions",
-        description="Run the solution notebooks headless, in order; executed copies and HTML go "
-                    "to runs/solutions/.")
-    parser.add_argument("notebooks", nargs="*", metavar="NOTEBOOK",
-                        help="which ones (e.g. 03_attention, 03, attention); default: all")
-    parser.add_argument("--quick", action="store_true",
-                        help=f"a few hundred training steps per run (also {QUICK_ENV}=1)")
-    parser.add_argument("--out", type=Path, default=OUT, help=f"where to write (default {OUT})")
-    parser.add_argument("--solutions", type=Path, default=SOLUTIONS, help="the master notebooks' folder")
-    parser.add_argument("--config", type=Path, default=None,
-                        help="the course.toml listing the notebooks (default: the repository's)")
-    parser.add_argument("--timeout", type=int, default=None,
-                        help="seconds allowed per cell (default: none; 900 in quick mode)")
-    parser.add_argument("--kernel", default="python3", help="Jupyter kernel (default python3)")
-    parser.add_argument("--fail-fast", action="store_true", help="stop at the first notebook that fails")
-    args = parser.parse_args(argv)
-
+    args = _parser().parse_args(argv)
     try:
         notebooks = FindNotebooks(args.notebooks, args.solutions, args.config)
     except ValueError as error:
@@ -208,31 +191,13 @@ def main(argv: list[str] | None = None) -> int:
     # the kernel must import this checkout's `course`, wherever it is started from
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), saved["PYTHONPATH"]]))
 
-    from tqdm.auto import tqdm
-
     print(f"Running {len(notebooks)} solution notebook(s){' in quick mode' if quick else ''}; "
           f"output in {args.out}")
-    outcomes: list[Outcome] = []
     start = time.perf_counter()
     try:
-        with tqdm(notebooks, desc="solutions", unit="notebook") as bar:
-            for path in bar:
-                bar.set_postfix_str(path.stem)
-                outcome = RunNotebook(path, args.out, timeout, args.kernel)
-                outcomes.append(outcome)
-                bar.write(f"{'ok    ' if outcome.ok else 'FAILED'} {outcome.notebook:20s} "
-                          f"{outcome.seconds:7.1f} s  (+{outcome.write_seconds:.1f} s to save it and "
-                          f"its HTML)")
-                if not outcome.ok:
-                    bar.write(Report(outcome))
-                    if args.fail_fast:
-                        break
+        outcomes = _run_all(notebooks, args, timeout)
     finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        _restore(saved)             # the caller's environment, however the runs ended
     total = time.perf_counter() - start
     failed = [o for o in outcomes if not o.ok]
     summary = {"quick": quick, "seconds": round(total, 1), "ok": not failed,
@@ -242,6 +207,56 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(outcomes) - len(failed)} of {len(notebooks)} ran without error in {total:.0f} s"
           + (f"; failed: {', '.join(o.notebook for o in failed)}" if failed else ""))
     return 1 if failed else 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="course solutions",
+        description="Run the solution notebooks headless, in order; executed copies and HTML go "
+                    "to runs/solutions/.")
+    parser.add_argument("notebooks", nargs="*", metavar="NOTEBOOK",
+                        help="which ones (e.g. 03_attention, 03, attention); default: all")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"a few hundred training steps per run (also {QUICK_ENV}=1)")
+    parser.add_argument("--out", type=Path, default=OUT, help=f"where to write (default {OUT})")
+    parser.add_argument("--solutions", type=Path, default=SOLUTIONS, help="the master notebooks' folder")
+    parser.add_argument("--config", type=Path, default=None,
+                        help="the course.toml listing the notebooks (default: the repository's)")
+    parser.add_argument("--timeout", type=int, default=None,
+                        help="seconds allowed per cell (default: none; 900 in quick mode)")
+    parser.add_argument("--kernel", default="python3", help="Jupyter kernel (default python3)")
+    parser.add_argument("--fail-fast", action="store_true", help="stop at the first notebook that fails")
+    return parser
+
+
+def _run_all(notebooks: list[Path], args: argparse.Namespace, timeout: int | None) -> list[Outcome]:
+    """Run the notebooks in order under a progress bar, a line for each (and the report of one that
+    failed); with ``--fail-fast``, none after the first that fails."""
+    from tqdm.auto import tqdm
+
+    outcomes: list[Outcome] = []
+    with tqdm(notebooks, desc="solutions", unit="notebook") as bar:
+        for path in bar:
+            bar.set_postfix_str(path.stem)
+            outcome = RunNotebook(path, args.out, timeout, args.kernel)
+            outcomes.append(outcome)
+            bar.write(f"{'ok    ' if outcome.ok else 'FAILED'} {outcome.notebook:20s} "
+                      f"{outcome.seconds:7.1f} s  (+{outcome.write_seconds:.1f} s to save it and "
+                      f"its HTML)")
+            if not outcome.ok:
+                bar.write(Report(outcome))
+                if args.fail_fast:
+                    break
+    return outcomes
+
+
+def _restore(saved: dict[str, str | None]) -> None:
+    """Put the environment variables back as they were (unset where they were not set)."""
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ keywords that load pickled code or start worker processes."""
 from __future__ import annotations
 
 import ast
+from typing import cast
 
 from .allowed import ATTRIBUTE_BUILTINS, MAGIC_METHODS, MAY_SHOW_MODULES
 from .chains import Chains
@@ -17,11 +18,11 @@ SAME_OBJECT = frozenset({"to", "eval", "train", "cpu", "cuda", "float", "double"
 
 class Calls(Chains):
     def visit_Call(self, node: ast.Call) -> None:
+        # what this method calls and visits stays here and not in helpers of its own: a helper puts
+        # one more frame on the stack under what it calls, and the code nested too deep to read (a
+        # RecursionError, course.rules.reading) would change
         f = node.func
-        for k in node.keywords:
-            self.keyword_rules(node, k)
-        if len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred):
-            self.plain_wraps.add(id(f))             # functools.wraps(f): copies the usual attributes only
+        self.keyword_rules(node)
         if (f.id if isinstance(f, ast.Name) else getattr(f, "attr", None)) == "DataLoader" \
                 and len(node.args) > 5 and not any(isinstance(a, ast.Starred) for a in node.args[:6]):
             self.workers(node, node.args[5])             # DataLoader(data, 1, False, None, None, 2)
@@ -42,8 +43,7 @@ class Calls(Chains):
                 self.found(node, "uses get_ipython() other than for a magic")
                 return
             if kind == "builtin" and f.id in MAY_SHOW_MODULES:
-                for a in node.args:
-                    self.shown.add(id(a))
+                self.shown.update(id(a) for a in node.args)
             if kind == "builtin" and f.id in ("isinstance", "issubclass", "super"):
                 self.visit_value(f)
                 for a in node.args:
@@ -56,9 +56,9 @@ class Calls(Chains):
                 for a in node.args + [k.value for k in node.keywords]:
                     self.visit(a)
                 return
-        shell = isinstance(f, ast.Attribute) and isinstance(f.value, ast.Call) \
-            and isinstance(f.value.func, ast.Name)
-        if shell and f.value.func.id == "get_ipython" and self.kind_of(f.value.func)[0] == "builtin":
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Call) \
+                and isinstance(f.value.func, ast.Name) and f.value.func.id == "get_ipython" \
+                and self.kind_of(f.value.func)[0] == "builtin":
             if computed_magic(node) or f.attr not in MAGIC_METHODS or not plain_strings(node.args) \
                     or node.keywords:
                 self.found(node, f"runs code built at run time ({f.attr})" if f.attr.startswith("run_")
@@ -70,6 +70,7 @@ class Calls(Chains):
         """getattr(x, "name") is x.name; with a computed name, only on self, and getattr and hasattr
         on an object of the notebook's own (:meth:`own_object`)."""
         f = node.func
+        assert isinstance(f, ast.Name)              # the caller's: a call of a built-in by name
         target, name = node.args[0], node.args[1]
         if plain_string(name) and name.value.isidentifier():
             ctx = ast.Store() if f.id in ("setattr", "delattr") else ast.Load()
@@ -98,18 +99,27 @@ class Calls(Chains):
                 and self.kind_of(target)[0] == "module":
             self.found(node, f"changes {target.id} with {f.id} {CHANGES}", Kind.FAR)
 
-    def keyword_rules(self, node: ast.Call, k: ast.keyword) -> None:
-        if k.arg == "num_workers" or (k.arg is None and isinstance(k.value, ast.Dict) and any(
-                plain_string(key) and key.value == "num_workers" for key in k.value.keys)):
-            value = k.value if k.arg else next(v for key, v in zip(k.value.keys, k.value.values, strict=True)
-                                               if plain_string(key) and key.value == "num_workers")
-            self.workers(node, value)
-        elif k.arg == "weights_only" and not (isinstance(k.value, ast.Constant) and k.value.value is True):
-            self.found(node, "loads pickled code (weights_only is not True)", Kind.FAR)
-        elif k.arg == "pickle_module":
-            self.found(node, "loads pickled code (pickle_module)", Kind.FAR)
-        elif k.arg == "allow_pickle" and not (isinstance(k.value, ast.Constant) and k.value.value is False):
-            self.found(node, "loads pickled code (allow_pickle)", Kind.FAR)
+    def keyword_rules(self, node: ast.Call) -> None:
+        """What a call's keywords say by themselves (worker processes, pickled code), and a call
+        with one plain argument (``functools.wraps(f)``: it copies the usual attributes only)."""
+        for k in node.keywords:
+            if k.arg == "num_workers" or (k.arg is None and isinstance(k.value, ast.Dict) and any(
+                    plain_string(key) and key.value == "num_workers" for key in k.value.keys)):
+                value = k.value if k.arg else next(v for key, v in zip(cast(ast.Dict, k.value).keys,
+                                                                       cast(ast.Dict, k.value).values,
+                                                                       strict=True)
+                                                   if plain_string(key) and key.value == "num_workers")
+                self.workers(node, value)
+            elif k.arg == "weights_only" and not (isinstance(k.value, ast.Constant)
+                                                  and k.value.value is True):
+                self.found(node, "loads pickled code (weights_only is not True)", Kind.FAR)
+            elif k.arg == "pickle_module":
+                self.found(node, "loads pickled code (pickle_module)", Kind.FAR)
+            elif k.arg == "allow_pickle" and not (isinstance(k.value, ast.Constant)
+                                                  and k.value.value is False):
+                self.found(node, "loads pickled code (allow_pickle)", Kind.FAR)
+        if len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred):
+            self.plain_wraps.add(id(node.func))
 
     def workers(self, node: ast.Call, value: ast.AST) -> None:
         """A DataLoader's ``num_workers`` other than a plain 0 starts processes, and work done in

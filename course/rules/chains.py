@@ -15,7 +15,7 @@ from .visitor import Visitor
 
 
 class Chains(Visitor):
-    def chain(self, node: ast.Attribute) -> tuple[ast.AST, list[str]]:
+    def chain(self, node: ast.expr) -> tuple[ast.AST, list[str]]:
         attrs = []
         while isinstance(node, ast.Attribute):
             attrs.append(node.attr)
@@ -34,13 +34,9 @@ class Chains(Visitor):
         trusted = False
         if isinstance(root, ast.Name):
             kind, info = self.kind_of(root)
-            if kind == "module":
-                self.resolve(node, root.id, [(name, mod, True) for name, mod in info], attrs, as_value)
-                if changes:
-                    self.found(node, f"changes {source_text(node)} {CHANGES}", Kind.FAR)
-                return
-            if kind in ("object", "star"):
-                self.resolve(node, root.id, [(name, obj, False) for name, obj in info], attrs, as_value)
+            if kind in ("module", "object", "star"):       # resolved against the real module or object
+                is_module = kind == "module"
+                self.resolve(node, root.id, [(name, obj, is_module) for name, obj in info], attrs, as_value)
                 if changes:
                     self.found(node, f"changes {source_text(node)} {CHANGES}", Kind.FAR)
                 return
@@ -67,8 +63,8 @@ class Chains(Visitor):
             if not bound and attrs[0] in self.scopes.trusting_methods:
                 self.found(node, f"takes super(...).{attrs[0]} off its class (a method that uses self's "
                                  "private attributes runs on its own objects only)")
-            for a in root.args:
-                self.visit_value(a, classes_ok=True)
+            for arg in root.args:
+                self.visit_value(arg, classes_ok=True)
         else:
             if isinstance(root, ast.Call) and isinstance(root.func, ast.Name) and root.func.id == "type" \
                     and attrs[0] in self.scopes.trusting_methods:

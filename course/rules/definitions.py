@@ -82,7 +82,8 @@ class Definitions(Visitor):
                 self.visit(n)
         self.inside(node, node.body)
 
-    def comprehension(self, node: ast.AST, parts: list[ast.AST]) -> None:
+    def comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
+                      parts: list[ast.AST]) -> None:
         self.visit(node.generators[0].iter)
         outer = self.scope
         self.scope = self.scopes.by_node.get(id(node), outer)
@@ -96,7 +97,7 @@ class Definitions(Visitor):
             self.visit(p)
         self.scope = outer
 
-    def visit_ListComp(self, node: ast.ListComp) -> None:
+    def visit_ListComp(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp) -> None:
         self.comprehension(node, [node.elt])
 
     visit_SetComp = visit_GeneratorExp = visit_ListComp

@@ -6,6 +6,10 @@ import ast
 import sys
 import weakref
 from collections.abc import Iterable, Iterator
+from typing import cast
+
+# try/except and try/except* (Python 3.11) have the same fields
+_TRY: tuple[type[ast.Try | ast.TryStar], ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))
 
 
 def top_level(body: list[ast.stmt]) -> Iterable[ast.stmt]:
@@ -14,7 +18,7 @@ def top_level(body: list[ast.stmt]) -> Iterable[ast.stmt]:
         yield node
         if isinstance(node, (ast.If, ast.For, ast.While, ast.With, ast.AsyncWith, ast.AsyncFor)):
             yield from top_level(node.body + getattr(node, "orelse", []))
-        elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+        elif isinstance(node, _TRY):
             yield from top_level(node.body + node.orelse + node.finalbody
                                  + [s for h in node.handlers for s in h.body])
         elif isinstance(node, ast.Match):
@@ -29,7 +33,7 @@ def bound_names(node: ast.stmt) -> list[str]:
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return [(a.asname or a.name).split(".")[0] for a in node.names]
     names = [n.id for e in _own_fields(node) for n in _stored_names(e)]
-    if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+    if isinstance(node, _TRY):
         names += [h.name for h in node.handlers if h.name]
     if isinstance(node, ast.Match):
         for n in (n for case in node.cases for n in ast.walk(case.pattern)):
@@ -95,9 +99,12 @@ def _held(node: ast.AST | None) -> set[str]:
     if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)) or (
             isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
         while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
-            if isinstance(node, ast.Call) and not isinstance(node.func, ast.Attribute):
-                return set()            # a new object (``GPT(cfg).eval()``), no one's to share
-            node = node.func.value if isinstance(node, ast.Call) else node.value
+            if isinstance(node, ast.Call):
+                if not isinstance(node.func, ast.Attribute):
+                    return set()        # a new object (``GPT(cfg).eval()``), no one's to share
+                node = node.func.value
+            else:
+                node = node.value
         return {node.id} if isinstance(node, ast.Name) else set()
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         return set().union(*(_held(e) for e in node.elts))
@@ -154,7 +161,8 @@ def _stored(node: ast.AST) -> set[str]:
     what :func:`_handed_over` says (not a method called inside an expression, ``attn.qkv(x)``)."""
     statements = {id(n.value) for n in ast.walk(node) if isinstance(n, ast.Expr)}
     names = _stored_in_place(node, statements)
-    return (names | _handed_over(node, frozenset(), frozenset(), frozenset(), any_function=False)) - {None}
+    return cast("set[str]", (names | _handed_over(node, frozenset(), frozenset(), frozenset(),
+                                                  any_function=False)) - {None})
 
 
 def _stored_in_place(node: ast.AST, statements: set[int]) -> set[str | None]:
@@ -175,8 +183,8 @@ def _stored_in_place(node: ast.AST, statements: set[int]) -> set[str | None]:
             continue
         if root not in local:
             names.add(root)
-    # ``stack += [piece]`` grows the list ``stack`` names in place (red team red3: through a second
-    # name for the list the graded code reads); in a function it defines, such a name is its own
+    # ``stack += [piece]`` grows the list ``stack`` names in place (a second name for the list the
+    # graded code reads stores the piece there); in a function it defines, such a name is its own
     names |= {n.target.id for n, local, _ in _scoped_walk(node)
               if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id not in local}
     return names
@@ -199,7 +207,7 @@ def _touched(node: ast.AST, modules: frozenset[str] = frozenset(),
     names |= _changed_by_methods(node, modules, statements)
     names |= _handed_over(node, modules, changing, own)
     names.discard(None)
-    return names
+    return cast("set[str]", names)
 
 
 def _handed_over(node: ast.AST, modules: frozenset[str], changing: frozenset[str],
@@ -230,11 +238,11 @@ def _handed_over(node: ast.AST, modules: frozenset[str], changing: frozenset[str
     return names
 
 
-def _changed_by_methods(node: ast.AST, modules: frozenset[str], statements: set[int]) -> set[str]:
+def _changed_by_methods(node: ast.AST, modules: frozenset[str], statements: set[int]) -> set[str | None]:
     """The names a method is called on inside an expression, handed anything but constants; not
     those local to the function the call is in (its parameters and what it assigns: ``t.view(B,
     T)`` in ``def by_head(t)`` changes no notebook-level ``t``), nor modules."""
-    names: set[str] = set()
+    names: set[str | None] = set()
     for n, local, _ in _scoped_walk(node):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and id(n) not in statements \
                 and _carries(n):
@@ -371,33 +379,59 @@ def live(trees: Iterable[ast.Module], modules: frozenset[str] = frozenset()) -> 
             if id(node) in direct:
                 place += 1
             found.position[id(node)] = place
-            for name in bound_names(node):
-                replaces = id(node) in direct and not isinstance(node, ast.AugAssign)
-                found.history.setdefault(name, []).append((place, node, replaces))
-                if replaces:
-                    found[name] = [node]
-                else:
-                    found.setdefault(name, []).append(node)
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                for n in ast.walk(node):
-                    if isinstance(n, ast.Global):
-                        for name in n.names:
-                            later.setdefault(name, []).append(node)
-            if id(node) in direct or not isinstance(node, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
-                for name in _touched(node, modules, changing, own):
-                    later.setdefault(name, []).append(node)
-            for target, value in _assigned(node):
-                names = _held(target) if isinstance(target, (ast.Tuple, ast.List)) else {_root_name(target)}
-                for name in names - {None}:
-                    shares.setdefault(name, set()).update(_held(value) - modules - {name})
-    for name in list(later):                    # a change through another name for the same object
-        for other in _sharing(name, shares):
-            later.setdefault(other, []).extend(n for n in later[name] if n not in later.get(other, []))
+            _record_bindings(found, node, place, id(node) in direct)
+            for name in _changed_from_afar(node, id(node) in direct, modules, changing, own):
+                later.setdefault(name, []).append(node)
+            _record_shares(shares, node, modules)
+    _spread_through_shares(later, shares)
     for name, nodes in later.items():
         if name in found:
             found[name].extend(nodes)
             found.always[name] = nodes
     return found
+
+
+def _record_bindings(found: Live, node: ast.stmt, place: int, direct: bool) -> None:
+    """The names ``node`` binds, in ``found``'s history; a binding at a cell's top level (``direct``)
+    replaces what came before (an augmented assignment never does: it changes it)."""
+    for name in bound_names(node):
+        replaces = direct and not isinstance(node, ast.AugAssign)
+        found.history.setdefault(name, []).append((place, node, replaces))
+        if replaces:
+            found[name] = [node]
+        else:
+            found.setdefault(name, []).append(node)
+
+
+def _changed_from_afar(node: ast.stmt, direct: bool, modules: frozenset[str], changing: frozenset[str],
+                       own: frozenset[str]) -> list[str]:
+    """The names whose object ``node`` may change whenever it runs (in order, a name once for each
+    time): those a function or class declares ``global``, and those it changes in place
+    (:func:`_touched`; an if/for/while/with/try inside a cell's top level is read statement by
+    statement, as :func:`top_level` gives them)."""
+    names: list[str] = []
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        for n in ast.walk(node):
+            if isinstance(n, ast.Global):
+                names.extend(n.names)
+    if direct or not isinstance(node, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
+        names.extend(_touched(node, modules, changing, own))
+    return names
+
+
+def _record_shares(shares: dict[str, set[str]], node: ast.stmt, modules: frozenset[str]) -> None:
+    """For an assignment, the names its targets may now share objects with (``notes = borrowed``)."""
+    for target, value in _assigned(node):
+        names = _held(target) if isinstance(target, (ast.Tuple, ast.List)) else {_root_name(target)}
+        for name in cast("set[str]", names - {None}):
+            shares.setdefault(name, set()).update(_held(value) - modules - {name})
+
+
+def _spread_through_shares(later: dict[str, list[ast.stmt]], shares: dict[str, set[str]]) -> None:
+    """A change through another name for the same object changes this name's too."""
+    for name in list(later):
+        for other in _sharing(name, shares):
+            later.setdefault(other, []).extend(n for n in later[name] if n not in later.get(other, []))
 
 
 def _assigned(node: ast.stmt) -> list[tuple[ast.AST, ast.AST | None]]:

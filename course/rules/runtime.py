@@ -17,9 +17,12 @@ Two watches run while a request is answered:
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .allowed import FORBIDDEN_NAMES, forbidden_word
+
+if TYPE_CHECKING:
+    from torch.overrides import TorchFunctionMode
 
 _SDPA = "F.scaled_dot_product_attention"
 _MHA = "nn.MultiheadAttention"
@@ -142,7 +145,7 @@ class Watch:
 
     def __init__(self) -> None:
         self.used: set[str] = set()
-        self._mode = None
+        self._mode: TorchFunctionMode | None = None     # a _mode_class() while the watch is on
 
     def __enter__(self) -> Watch:
         if _open:

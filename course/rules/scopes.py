@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import types
 from dataclasses import dataclass, field
+from typing import cast
 
 from .allowed import ALLOWED_MODULES, ATTRIBUTE_BUILTINS
 from .resolve import import_allowed, is_submodule, member
@@ -73,6 +74,17 @@ _PLAIN = {ast.Attribute, ast.Expr, ast.BinOp, ast.Constant, ast.Subscript, ast.k
           ast.Load, ast.Store, ast.Del, ast.Delete, ast.Yield, ast.YieldFrom, ast.Await, ast.AnnAssign}
 
 
+def _private_use(node: ast.AST) -> bool:
+    """``self._x`` / ``cls._x`` (not a dunder), or ``getattr(self, name)`` and the like with a name
+    that is not a plain string: the method doing it trusts its class (:meth:`Binder.trusts`)."""
+    if type(node) is ast.Attribute:
+        return (type(node.value) is ast.Name and node.value.id in ("self", "cls")
+                and node.attr.startswith("_") and not dunder(node.attr))
+    return (type(node) is ast.Call and type(node.func) is ast.Name and node.func.id in ATTRIBUTE_BUILTINS
+            and len(node.args) >= 2 and type(node.args[0]) is ast.Name
+            and node.args[0].id in ("self", "cls") and not plain_string(node.args[1]))
+
+
 class Binder:
     """First pass: the scopes of the notebook's code and what each binds, into ``scopes``."""
 
@@ -89,34 +101,35 @@ class Binder:
         while scope is not None and scope.owner is None:
             scope = scope.parent
         if scope is not None:
+            # only a method's scope has an owner (:meth:`function`)
+            assert isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)) and scope.owner is not None
             self.s.trusting_methods.add(scope.node.name)
             self.s.trusting_classes.add(scope.owner)
 
     def bind(self, scope: Scope, name: str, b: Binding) -> None:
         while scope.kind == "comp" and b.kind == "walrus":
+            assert scope.parent is not None         # a comprehension's scope is inside another
             scope = scope.parent
         if name in scope.globals:
             scope = self.s.module
         scope.bind(name, b)
 
     def run(self, node: ast.AST, scope: Scope, cell: int) -> None:
+        # every node's children are visited here, in this method, except a function's and a
+        # comprehension's (the helpers below bind names and visit nothing; they take statements and
+        # patterns, never a name deep in an expression): the stack grows as it always has, so the code
+        # that is nested too deep to read (a RecursionError, course.rules.reading) stays the same
         kind = type(node)
-        if kind is ast.Assign and all(type(t) is ast.Name for t in node.targets):
-            for t in node.targets:              # what it is bound to: an object of the notebook's own?
-                self.bind(scope, t.id, Binding("other", (cell, t.lineno), value=node.value))
+        if type(node) is ast.Assign and all(type(t) is ast.Name for t in node.targets):
+            self.bind_targets(node, scope, cell)
             self.run(node.value, scope, cell)
             return
+        if _private_use(node):
+            self.trusts(scope)
         if kind in _PLAIN:                     # most nodes bind nothing: straight to their children
-            if kind is ast.Attribute and type(node.value) is ast.Name and node.value.id in ("self", "cls") \
-                    and node.attr.startswith("_") and not dunder(node.attr):
-                self.trusts(scope)
             for child in ast.iter_child_nodes(node):
                 self.run(child, scope, cell)
             return
-        if kind is ast.Call and type(node.func) is ast.Name and node.func.id in ATTRIBUTE_BUILTINS \
-                and len(node.args) >= 2 and type(node.args[0]) is ast.Name \
-                and node.args[0].id in ("self", "cls") and not plain_string(node.args[1]):
-            self.trusts(scope)
         pos = (cell, getattr(node, "lineno", 0))
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             self.function(node, scope, cell, pos)
@@ -129,7 +142,28 @@ class Binder:
                 self.run(stmt, inner, cell)
         elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             self.comprehension(node, scope, cell)
-        elif isinstance(node, ast.Import):
+        elif isinstance(node, (ast.Import, ast.ImportFrom, ast.Global)):
+            self.binds_only(node, scope, pos)
+        elif isinstance(node, ast.Name):
+            if not isinstance(node.ctx, ast.Load):
+                self.bind(scope, node.id, Binding("other", pos))
+        elif isinstance(node, ast.NamedExpr):
+            self.bind(scope, node.target.id, Binding("walrus", pos))
+            self.run(node.value, scope, cell)
+        else:
+            self.bind_caught(node, scope, pos)
+            for child in ast.iter_child_nodes(node):
+                self.run(child, scope, cell)
+
+    def bind_targets(self, node: ast.Assign, scope: Scope, cell: int) -> None:
+        """``a = b = value``: each name bound to the value (an object of the notebook's own?)."""
+        for t in cast("list[ast.Name]", node.targets):
+            self.bind(scope, t.id, Binding("other", (cell, t.lineno), value=node.value))
+
+    def binds_only(self, node: ast.Import | ast.ImportFrom | ast.Global, scope: Scope,
+                   pos: tuple[int, int]) -> None:
+        """A statement that binds names and has nothing to visit: an import, ``global``."""
+        if isinstance(node, ast.Import):
             for a in node.names:
                 if a.asname:
                     self.bind(scope, a.asname, Binding("module", pos, [(a.name, import_allowed(a.name))]))
@@ -138,23 +172,18 @@ class Binder:
                     self.bind(scope, top, Binding("module", pos, [(top, import_allowed(top))]))
         elif isinstance(node, ast.ImportFrom):
             self.import_from(node, scope, pos)
-        elif isinstance(node, ast.Global):           # before any use of the names, as Python requires
+        else:                                        # before any use of the names, as Python requires
             scope.globals |= set(node.names)
-        elif isinstance(node, ast.Name):
-            if not isinstance(node.ctx, ast.Load):
-                self.bind(scope, node.id, Binding("other", pos))
-        elif isinstance(node, ast.NamedExpr):
-            self.bind(scope, node.target.id, Binding("walrus", pos))
-            self.run(node.value, scope, cell)
-        else:
-            if isinstance(node, ast.ExceptHandler) and node.name:
-                self.bind(scope, node.name, Binding("other", pos))
-            if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-                self.bind(scope, node.name, Binding("other", pos))
-            if isinstance(node, ast.MatchMapping) and node.rest:
-                self.bind(scope, node.rest, Binding("other", pos))
-            for child in ast.iter_child_nodes(node):
-                self.run(child, scope, cell)
+
+    def bind_caught(self, node: ast.AST, scope: Scope, pos: tuple[int, int]) -> None:
+        """The names an ``except ... as`` or a ``match`` pattern binds (its children are visited by
+        :meth:`run`)."""
+        if isinstance(node, ast.ExceptHandler) and node.name:
+            self.bind(scope, node.name, Binding("other", pos))
+        if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            self.bind(scope, node.name, Binding("other", pos))
+        if isinstance(node, ast.MatchMapping) and node.rest:
+            self.bind(scope, node.rest, Binding("other", pos))
 
     def function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, scope: Scope, cell: int,
                  pos: tuple[int, int]) -> None:

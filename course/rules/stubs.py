@@ -14,8 +14,8 @@ def _is_docstring(node: ast.stmt) -> bool:
 
 def _does_nothing(node: ast.stmt) -> bool:
     """In a function's body: a placeholder, ``return`` of a constant, or a constant put into a
-    name of its own (``todo = None``): a body of these computes nothing (red team red3: one such
-    line beside the ``...`` kept a blank piece's rules point)."""
+    name of its own (``todo = None``): a body of these computes nothing (so one such
+    line beside the ``...`` does not earn a blank piece its rules point)."""
     if _placeholder(node):
         return True
     if isinstance(node, ast.Return):

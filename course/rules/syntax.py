@@ -3,6 +3,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, TypeGuard
+
+if TYPE_CHECKING:
+    class StrConstant(ast.Constant):
+        """For the type checker: a constant whose value is a string, what :func:`plain_string` tells."""
+        value: str
 
 
 def source_text(node: ast.AST) -> str:
@@ -23,11 +29,11 @@ def dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
-def plain_string(node: ast.AST) -> bool:
+def plain_string(node: ast.AST | None) -> TypeGuard[StrConstant]:
     return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
-def plain_strings(args: list[ast.expr]) -> bool:
+def plain_strings(args: list[ast.expr]) -> TypeGuard[list[StrConstant]]:
     return all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in args)
 
 

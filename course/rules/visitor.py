@@ -22,6 +22,23 @@ from .scopes import Binding, Scope, Scopes
 from .syntax import dunder
 
 
+def _builtin_use(name: str) -> tuple[str, Kind, bool] | None:
+    """What using the built-in ``name`` as a value does against the rules: (what, kind, hides) for
+    :meth:`Visitor.found`, None when it is allowed. (Nothing but set lookups: it is called at the
+    bottom of an expression, as deep in the stack as the reading goes.)"""
+    if name in CODE_FROM_STRINGS:
+        return f"runs code built at run time ({name})", Kind.FAR, False
+    if name in NAMESPACES:
+        return f"reads a namespace ({name})", Kind.FAR, False
+    if name == "breakpoint":
+        return "uses breakpoint", Kind.RULE, False
+    if name in ATTRIBUTE_BUILTINS:
+        return f"passes {name} around as a value (it may only be called)", Kind.RULE, True
+    if name == "get_ipython":
+        return "uses get_ipython() other than for a magic", Kind.RULE, False
+    return None
+
+
 class Visitor(ast.NodeVisitor):
     """Walks one cell with the scopes of the first pass; records findings tied to their nodes, and
     what each node reaches of the modules' objects (for an exercise's own rules, :mod:`.exercise`)."""
@@ -55,6 +72,7 @@ class Visitor(ast.NodeVisitor):
         self.scope = outer
 
     def lookup(self, name: str) -> tuple[Scope | None, list[Binding]]:
+        s: Scope | None
         s, first = self.scope, True
         while s is not None:
             if s.kind == "class" and not first:
@@ -137,16 +155,9 @@ class Visitor(ast.NodeVisitor):
                     self.found(node, f"uses {name} other than as @{name}(function) (it copies the attributes "
                                      "it is told by name)", Kind.FAR)
         elif kind == "builtin":
-            if name in CODE_FROM_STRINGS:
-                self.found(node, f"runs code built at run time ({name})", Kind.FAR)
-            elif name in NAMESPACES:
-                self.found(node, f"reads a namespace ({name})", Kind.FAR)
-            elif name == "breakpoint":
-                self.found(node, "uses breakpoint")
-            elif name in ATTRIBUTE_BUILTINS:
-                self.found(node, f"passes {name} around as a value (it may only be called)", hides=True)
-            elif name == "get_ipython":
-                self.found(node, "uses get_ipython() other than for a magic")
+            use = _builtin_use(name)
+            if use is not None:
+                self.found(node, *use)
         elif kind == "class" and not classes_ok and id(node) not in self.shown:
             self.found(node, f"passes the class {name} around (its methods use self's private attributes, "
                              "so they run on its own objects only)")

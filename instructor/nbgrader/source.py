@@ -219,45 +219,140 @@ def source_notebook(name: str, master=None):
     student would write them: the filled-in notebook Otter grades, cell by cell)."""
     import nbformat
 
-    from autograder.assignment import resolve_points
-
-    from ..masters import answer_code, read_master
+    from ..masters import read_master
 
     master = master or read_master(name)
-    cells: list = []
-    answers: dict[str, str] = {}
-    question: _Question | None = None
-    block: str | None = None           # "solution" / "tests" / "prompt"
-    n_locked = 0
+    build = _Build(name)
+    for cell in master.cells:
+        build.add(cell)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = build.cells
+    nb.metadata = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+                   "language_info": {"name": "python"}}
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"{name[:2]}-nbg-{i:03d}"
+        _check_marks(name, cell)
+    return nb, build.answers
 
-    def locked(cell, kind: str) -> None:
-        nonlocal n_locked
-        n_locked += 1
-        gid = f"{kind}_{n_locked:02d}" + ("-skipped" if "otter_ignore" in _tags(cell) else "")
-        cells.append(_new(cell, _src(cell), _meta(gid, locked=True)))
 
-    def end_question() -> None:
-        q = cast(_Question, question)       # called at the end of a question
-        cases = q["cases"]
+class _Build:
+    """The nbgrader cells of one master, made as :func:`source_notebook` reads its cells in order:
+    what a cell becomes depends on where it is (in which question, in which block)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.cells: list = []
+        self.answers: dict[str, str] = {}
+        self.question: _Question | None = None
+        self.block: str | None = None           # "solution" / "tests" / "prompt"
+        self.n_locked = 0
+
+    def add(self, cell) -> None:
+        """The next cell of the master."""
+        text = _src(cell)
+        if cell.cell_type == "raw":
+            self._mark(cell)
+        elif self.question is not None and self.block == "tests":
+            self.question["cases"].append(parse_test_cell(text))
+        elif "colab" in _tags(cell):                # the Otter notebook's Colab badge: not on a hub
+            pass
+        elif "setup" in _tags(cell):
+            self.n_locked += 1
+            self.cells.append(_new(cell, SETUP.format(name=self.name),
+                                   _meta(f"given_{self.n_locked:02d}", locked=True)))
+        elif self.question is not None and self.block == "solution":
+            self._in_answer(cell, text, self.question)
+        else:
+            self._locked(cell)
+
+    def _mark(self, cell) -> None:
+        """A raw cell: a question or a block begins or ends (any other raw cell is dropped)."""
+        mark = master_format.raw_mark(cell)
+        if mark is None:
+            return
+        what, kind = mark.what, mark.kind
+        if kind == "QUESTION" and what == "BEGIN":
+            q = master_format.question(cell)
+            self.question = {"name": q.name, "points": q.points, "points_total": q.total,
+                             "manual": q.manual, "all_or_nothing": q.all_or_nothing,
+                             "cases": [], "markdown": [], "code": [], "answers": 0}
+        elif kind == "QUESTION":
+            self._end_question()
+            self.question = None
+        elif kind == "PROMPT":
+            raise ValueError(f"{self.name}: prompt blocks in raw cells are not supported; "
+                             "use # BEGIN PROMPT lines inside the answer cell")
+        elif what == "BEGIN":
+            self.block = kind.lower()
+        else:
+            self.block = None
+
+    def _in_answer(self, cell, text: str, question: _Question) -> None:
+        """A cell inside a question's solution block: an answer (markdown, or code with solution
+        lines), scaffolding the student may change, or a locked cell."""
+        if cell.cell_type == "markdown":
+            question["answers"] += 1
+            gid = _answer_id(question)
+            question["markdown"].append((len(self.cells), gid))
+            self.cells.append(_new(cell, text, _meta(gid, grade=True, solution=True, points=0.0)))
+            self.answers[gid] = text
+        elif cell.cell_type == "code" and _has_answer(text):
+            from ..masters import answer_code
+
+            question["answers"] += 1
+            gid = _answer_id(question) + ("-skipped" if "otter_ignore" in _tags(cell) else "")
+            question["code"].append((len(self.cells), gid))
+            self.cells.append(_new(cell, answer_source(text), _meta(gid, solution=True)))
+            self.answers[gid] = answer_code(text)
+        elif (cell.cell_type == "code" and "otter_ignore" not in _tags(cell)
+                and not text.startswith("# GIVEN")):           # a GIVEN cell is the course's, even here
+            self.cells.append(_new(cell, text, {}))              # scaffolding the student may change
+        else:
+            self._locked(cell)
+
+    def _locked(self, cell) -> None:
+        """A cell the student may not change (lesson text, GIVEN code): numbered in order."""
+        self.n_locked += 1
+        kind = "text" if cell.cell_type == "markdown" else "given"
+        gid = f"{kind}_{self.n_locked:02d}" + ("-skipped" if "otter_ignore" in _tags(cell) else "")
+        self.cells.append(_new(cell, _src(cell), _meta(gid, locked=True)))
+
+    def _end_question(self) -> None:
+        """The question's end: its points go on its manual answer, or its test cells follow."""
+        q = cast(_Question, self.question)       # called at the end of a question
         if q["manual"]:
-            targets = q["markdown"] or q["code"]
-            if not targets:
-                raise ValueError(f"{name} {q['name']}: a manual question without an answer cell")
-            if len(q["markdown"]) > 1:
-                raise ValueError(f"{name} {q['name']}: more than one markdown answer")
-            idx, _gid = targets[-1]
-            cells[idx].metadata["nbgrader"].update(grade=True, points=q["points_total"])
+            self._grade_manual(q)
             return
         if q["markdown"]:
-            raise ValueError(f"{name} {q['name']}: a markdown answer in a question checked automatically")
-        if not cases:
-            return
+            raise ValueError(f"{self.name} {q['name']}: a markdown answer in a question checked "
+                             "automatically")
+        if q["cases"]:
+            self._test_cells(q)
+
+    def _grade_manual(self, q: _Question) -> None:
+        """A manual question's points go on its markdown answer, else on its last code answer."""
+        targets = q["markdown"] or q["code"]
+        if not targets:
+            raise ValueError(f"{self.name} {q['name']}: a manual question without an answer cell")
+        if len(q["markdown"]) > 1:
+            raise ValueError(f"{self.name} {q['name']}: more than one markdown answer")
+        idx, _gid = targets[-1]
+        self.cells[idx].metadata["nbgrader"].update(grade=True, points=q["points_total"])
+
+    def _test_cells(self, q: _Question) -> None:
+        """A test cell per case with its points under Otter's rules; one cell of all the cases for
+        a question that is all or nothing."""
+        import nbformat
+
+        from autograder.assignment import resolve_points
+
+        cases = q["cases"]
         points = resolve_points(q["points"], [c[0].get("points") for c in cases])
         if q["all_or_nothing"]:
             blocks = [_test_block(q["name"], *case) for case in cases]
             header = f"# test {q['name']}: all of these checks or none ({_fmt_points(sum(points))})"
             text = header + "\n" + "\n\n".join(blocks)
-            cells.append(nbformat.v4.new_code_cell(
+            self.cells.append(nbformat.v4.new_code_cell(
                 text, metadata=_meta(f"{q['name']}-tests", grade=True, locked=True, points=sum(points))))
             return
         for (config, head, fname, call), p in zip(cases, points, strict=True):
@@ -265,75 +360,8 @@ def source_notebook(name: str, master=None):
             header = (f"# test {q['name']} {fname} ({_fmt_points(p)})"
                       + (": hidden, run when your notebook is graded" if hidden else ""))
             text = header + "\n" + _test_block(q["name"], config, head, fname, call)
-            cells.append(nbformat.v4.new_code_cell(
+            self.cells.append(nbformat.v4.new_code_cell(
                 text, metadata=_meta(f"{q['name']}-{fname}", grade=True, locked=True, points=p)))
-
-    for cell in master.cells:
-        text = _src(cell)
-        if cell.cell_type == "raw":
-            mark = master_format.raw_mark(cell)
-            if mark is None:
-                continue
-            what, kind = mark.what, mark.kind
-            if kind == "QUESTION" and what == "BEGIN":
-                q = master_format.question(cell)
-                question = {"name": q.name, "points": q.points, "points_total": q.total,
-                            "manual": q.manual, "all_or_nothing": q.all_or_nothing,
-                            "cases": [], "markdown": [], "code": [], "answers": 0}
-            elif kind == "QUESTION":
-                end_question()
-                question = None
-            elif kind == "PROMPT":
-                raise ValueError(f"{name}: prompt blocks in raw cells are not supported; "
-                                 "use # BEGIN PROMPT lines inside the answer cell")
-            elif what == "BEGIN":
-                block = kind.lower()
-            else:
-                block = None
-            continue
-
-        if question is not None and block == "tests":
-            question["cases"].append(parse_test_cell(text))
-            continue
-
-        if "colab" in _tags(cell):                # the Otter notebook's Colab badge: not on a hub
-            continue
-        if "setup" in _tags(cell):
-            n_locked += 1
-            cells.append(_new(cell, SETUP.format(name=name), _meta(f"given_{n_locked:02d}", locked=True)))
-            continue
-
-        in_answer = question is not None and block == "solution"
-        if in_answer and cell.cell_type == "markdown":
-            assert question is not None     # in_answer
-            question["answers"] += 1
-            gid = _answer_id(question)
-            question["markdown"].append((len(cells), gid))
-            cells.append(_new(cell, text, _meta(gid, grade=True, solution=True, points=0.0)))
-            answers[gid] = text
-            continue
-        if in_answer and cell.cell_type == "code" and _has_answer(text):
-            assert question is not None     # in_answer
-            question["answers"] += 1
-            gid = _answer_id(question) + ("-skipped" if "otter_ignore" in _tags(cell) else "")
-            question["code"].append((len(cells), gid))
-            cells.append(_new(cell, answer_source(text), _meta(gid, solution=True)))
-            answers[gid] = answer_code(text)
-            continue
-        if in_answer and cell.cell_type == "code" and "otter_ignore" not in _tags(cell) \
-                and not text.startswith("# GIVEN"):            # a GIVEN cell is the course's, even here
-            cells.append(_new(cell, text, {}))                  # scaffolding the student may change
-            continue
-        locked(cell, "text" if cell.cell_type == "markdown" else "given")
-
-    nb = nbformat.v4.new_notebook()
-    nb.cells = cells
-    nb.metadata = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-                   "language_info": {"name": "python"}}
-    for i, cell in enumerate(nb.cells):
-        cell["id"] = f"{name[:2]}-nbg-{i:03d}"
-        _check_marks(name, cell)
-    return nb, answers
 
 
 def _check_marks(name: str, cell) -> None:

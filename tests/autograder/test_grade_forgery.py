@@ -1,4 +1,4 @@
-"""Issue 9's attacks on the verdicts, through the real ``course grade`` command, on 03_attention.
+"""Attacks on the verdicts, through the real ``course grade`` command, on 03_attention.
 
 One batch holds an honest correct notebook, an honest blank one, and one notebook per class of
 attack (tests/support/forgery.py). Each attack may score no more than its honest content

@@ -1,8 +1,7 @@
-"""Red team F1 through the real ``course grade`` (03_attention): F.scaled_dot_product_attention
-kept in a dict by a method call inside an expression, and run in a DataLoader worker process
-(forward, and backward through an autograd.Function), scored 13/13 with status ``ok``. Now the
-rules point is lost, and a notebook whose work ran in another process is ``suspicious code``; the
-honest solution keeps every point."""
+"""Through the real ``course grade`` (03_attention): F.scaled_dot_product_attention kept in a
+dict by a method call inside an expression, and run in a DataLoader worker process (forward, and
+backward through an autograd.Function), loses the rules point, and a notebook whose work ran in
+another process is ``suspicious code``; the honest solution keeps every point."""
 from __future__ import annotations
 
 import json

@@ -3,7 +3,8 @@ TorchFunctionMode is off its stack, or by the course's own trusted code on the g
 cost the rules point; the honest solutions keep every point.
 
 - 03_attention: F.scaled_dot_product_attention run by a global module backward hook, fired by a
-  ``.backward()`` inside Attention (8/8 on q1 before: the mode is off while ``backward`` runs);
+  ``.backward()`` inside Attention (the mode is off while ``backward`` runs, so a watch on the mode alone
+  would see nothing);
 - 09_gpt: a SelfAttention whose forward is the GIVEN ``FastSelfAttention.forward`` (the GIVEN cell
   is the course's, so the static reading finds nothing; the kernel ran during the judged call).
 """

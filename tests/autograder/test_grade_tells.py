@@ -2,9 +2,9 @@
 call from the notebook's own by what the check hands it or by the random state it runs with, and
 must score exactly what its honest twin (the same answer, always as it behaves in the notebook)
 scores. 04 q1: a Head that calls Attention properly only when ``Attention`` does not look like
-the notebook's own function (9 of 9 when the stand-in was a class of its own, 7 of 9 honestly).
+the notebook's own function (9 of 9 if the stand-in were a class of its own, 7 of 9 honestly).
 09 q8: a NoPeeking that compares the logits only when ``torch.initial_seed()`` is not the
-notebook's own (2 of 2 when a check reseeded with its own seed, 0 of 2 honestly)."""
+notebook's own (2 of 2 if a check reseeded with its own seed, 0 of 2 honestly)."""
 from __future__ import annotations
 
 import csv

@@ -1,4 +1,4 @@
-"""Issue 10's attacks, each through the real ``course grade`` command, beside honest rows.
+"""Attacks on the grader's isolation, each through the real ``course grade`` command, beside honest rows.
 
 Three batches of the toy assignment (module fixtures): the honest rows alone; the attack batch
 (malformed messages, uploads that take over a row, zip bombs, the fork server's descriptors,
@@ -263,7 +263,7 @@ def test_zip_bombs_and_oversized_uploads_are_refused_and_the_rest_is_graded(atta
 
 
 def test_a6_one_bomb_in_a_bulk_download_costs_only_its_own_row(attack, alone):
-    """Red team 13, A6: before, the whole bulk download was one "rejected upload" row."""
+    """A zip bomb in a bulk download costs only its own row, not the whole download."""
     rows = attack["rows"]
     assert score(rows["ratiogood_5_6_hw.ipynb"]) == score(alone["rows"]["a1_honest_correct.ipynb"])
     assert score(rows["ratioblank_7_8_hw.ipynb"]) == score(alone["rows"]["a2_honest_blank.ipynb"])

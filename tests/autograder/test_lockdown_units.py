@@ -75,9 +75,9 @@ def test_a_registry_folder_someone_else_could_write_is_refused(folders):
 
 
 def test_a_link_in_place_of_the_graders_folder_is_refused(folders, tmp_path):
-    """Red team red4 B: student code (it may write /tmp while it runs) planted links under the names
-    of the uid lock files, and the next batch's open followed them to the registry's guard lock and
-    hung. Nothing of the grader's lies in /tmp itself now, and its own folder is never a link."""
+    """Student code (it may write /tmp while it runs) can plant links under the names of the uid
+    lock files, which the next batch's open would follow to the registry's guard lock and hang on.
+    Nothing of the grader's lies in /tmp itself, and its own folder is never a link."""
     target = tmp_path / "elsewhere"
     target.mkdir(mode=0o700)
     (sandbox.LOCK_DIR / "course-grader").symlink_to(target)
@@ -108,9 +108,9 @@ def test_a_link_under_a_lock_files_name_is_not_followed(folders, tmp_path):
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="runs a process as another uid (root only)")
 def test_what_a_killed_batch_left_running_is_killed_before_the_folders_reopen(folders, monkeypatch):
-    """Red team red4 A1: a batch killed (SIGKILL, or SIGTERM before it handled it) left a student's
-    daemon running as its uid; the next batch, the last to finish, reopened the folders and the daemon
-    read the tests and the solutions. The last batch kills every process of a uid that a batch was
+    """A batch killed (SIGKILL, or SIGTERM before it handled it) can leave a student's daemon
+    running as its uid, which would read the tests and the solutions once the next batch, the last
+    to finish, reopens the folders. The last batch kills every process of a uid that a batch was
     handed and no running batch holds, before it reopens them; a uid a running batch holds is left."""
     import signal
     import time
@@ -152,9 +152,8 @@ def test_what_a_killed_batch_left_running_is_killed_before_the_folders_reopen(fo
 
 
 def test_sigterm_and_sighup_stop_a_batch_through_its_clean_up():
-    """Red team red4 A1': `timeout`, Slurm and Kubernetes stop a job with SIGTERM, which had no
-    handler: the grader died without its clean-up (processes killed, folders' modes put back). Now it
-    leaves as Ctrl-C does, through every `finally`."""
+    """`timeout`, Slurm and Kubernetes stop a job with SIGTERM: the grader leaves as Ctrl-C does,
+    through every `finally`, so its clean-up (processes killed, folders' modes put back) runs."""
     import signal
     import time
 

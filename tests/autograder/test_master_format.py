@@ -35,7 +35,8 @@ def _master() -> list:
         new_code_cell(ANSWER),
         new_raw_cell("# END SOLUTION"),
         new_raw_cell("# BEGIN TESTS"),
-        new_code_cell('""" # BEGIN TEST CONFIG\nhidden: true\n""" # END TEST CONFIG\ndef test_a(Twice): pass'),
+        new_code_cell('""" # BEGIN TEST CONFIG\nhidden: true\n""" # END TEST CONFIG\n'
+                      'def test_a(Twice): pass'),
         new_raw_cell("# END TESTS"),
         new_raw_cell("# END QUESTION"),
         new_raw_cell("# BEGIN QUESTION\nname: q2\nmanual: true"),
@@ -79,5 +80,6 @@ def test_no_other_module_parses_the_markers():
     pattern = re.compile(r"(BEGIN|END)(\\\\s\+|\\s\+)(SOLUTION|QUESTION|TESTS|PROMPT|TEST)")
     found = [str(p.relative_to(ROOT)) for package in ("course", "autograder", "instructor")
              for p in (ROOT / package).rglob("*.py")
-             if "assignments" not in p.parts and p.name != "master_format.py" and pattern.search(p.read_text())]
+             if "assignments" not in p.parts and p.name != "master_format.py"
+             and pattern.search(p.read_text())]
     assert found == []

@@ -1,7 +1,7 @@
-"""Issue 27: a merge or a cache is never silently wrong.
+"""A merge or a cache is never silently wrong.
 
 A small class of the toy assignment is graded once with ``--cache`` on one machine and once in 2
-shards. Then each fault of the issue, on a copy: shards of different grader versions, a shard
+shards. Then each fault, on a copy: shards of different grader versions, a shard
 result edited by hand, a re-upload after its shard ran (the merge names the shard; grading it
 again mends it), a stale shard folder of another N, a killed shard, a shard failed for good, the
 merge waiting for a late shard (as the Kubernetes merge Job runs it); a cache entry edited over its
@@ -194,7 +194,7 @@ def without_shards(out: Path) -> dict[str, bytes]:
 
 
 def test_an_older_complete_set_is_not_merged_while_the_newer_is_unfinished(graded, tmp_path):
-    """Red team 2 F05/F06, and a set chosen by its run, not its clock: last week's 2 shards (graded
+    """A set chosen by its run, not its clock: last week's 2 shards (graded
     into the wrong gradebook column), their folders' clock an hour ahead and a ``0-of-2.saved`` copy
     beside them, are complete; this run's 3 are not all done: the merge of this run waits for its own
     and never takes the other set; the gradebook then comes from the merged set's own results, and

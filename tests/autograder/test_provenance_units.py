@@ -1,4 +1,4 @@
-"""Issue 27, the parts that need no grading: the balanced split of a class into shards, the seal,
+"""Merges and caches, the parts that need no grading: the balanced split of a class into shards, the seal,
 the provenance's differences, a stored row that cannot be right, the sealing key hidden from
 student code, and a pod that asked for a user namespace and got none."""
 from __future__ import annotations
@@ -51,7 +51,7 @@ def test_the_split_keeps_students_together_and_balances_rows(students, n):
 def test_a_class_of_single_notebooks_splits_evenly():
     subs = [inputs.Submission(file=f"n{i:02d}.ipynb", path=None, stem=f"n{i:02d}") for i in range(34)]
     sizes = sorted(list(shards.assign(subs, 3).values()).count(k) for k in range(3))
-    assert sizes == [11, 11, 12]                  # the hashed split gave 15/4/15 (issue 27)
+    assert sizes == [11, 11, 12]                  # balanced, where a hashed split can give 15/4/15
 
 
 def test_the_seal_covers_every_byte_and_the_key_is_private(tmp_path):
@@ -107,7 +107,7 @@ def test_the_sealing_keys_are_in_folders_student_code_never_sees(tmp_path):
                          workers=1, shard=Shard(0, 2))
     shard_out = out / "shards" / "0-of-2"
     shard_out.mkdir()
-    ws = Workspace(config, assignment.load(str(hostile.FIXTURE)), shard_out, [])
+    ws = Workspace(config, assignment.load(str(hostile.FIXTURE)), shard_out)
     ws.staging, ws.root, ws.mode, ws.package = tmp_path, tmp_path, "user", tmp_path / "package"
     hidden = [Path(p) for p in ws._secret_paths()]
     for key in (out / "shards" / provenance.KEY_FILE, out / "cache" / provenance.KEY_FILE):

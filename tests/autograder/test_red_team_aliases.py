@@ -1,5 +1,5 @@
-"""An outside review's attacks on the static rules, kept as they were written: each puts a piece its
-question forbids into the graded code through a form the rules used not to follow (a function's
+"""Attacks on the static rules, kept as they were written: each puts a piece its question forbids
+into the graded code through a form that is easy not to follow (a function's
 local name for a notebook list, a default argument, `:=`, `[x][0]`, a class attribute, `with ... as`,
 `match`, `return x.append(...)`, a store onto `[Block][0]` or `(B := Block)`, a star import that
 rebinds a name, a `%%time` body with an IPython prompt). Read as the judge reads a submission

@@ -1,4 +1,4 @@
-"""Issue 21: ``course grade --cache`` re-grades only what changed, and never loses a hand grade.
+"""``course grade --cache`` re-grades only what changed, and never loses a hand grade.
 
 A small class of the toy assignment (two solutions, one with a figure; a blank; another week's
 notebook) is graded with --cache, graded again unchanged (nothing runs: every row reused, the same

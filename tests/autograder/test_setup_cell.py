@@ -20,7 +20,7 @@ from autograder.notebook import SETUP_MARK, read_notebook, setup_cell
 
 REPO = Path(__file__).resolve().parents[2]
 
-# What an earlier build's setup cell looked like (before the Colab changes): other words, and
+# A setup cell as an earlier release wrote it (without the Colab download): other words, and
 # subprocess, which in a student's own cell reads as suspicious code.
 OLD_SETUP = SETUP_MARK + ''' Run this cell first (an earlier release's words).
 NOTEBOOK = "03_attention"

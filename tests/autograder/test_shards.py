@@ -1,4 +1,4 @@
-"""Issue 21: one class graded in shards and merged gives what one machine gives.
+"""One class graded in shards and merged gives what one machine gives.
 
 A Canvas bulk download of the toy assignment (one student with two uploads of five notebooks in all:
 over the per-student cap and held; one with two guesses whose points differ: held; another week's

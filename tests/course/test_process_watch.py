@@ -1,7 +1,7 @@
 """The runtime side of "one process" (course/serve.py): a request whose answer was worked out in
 another process (a DataLoader worker, a pool started by a cell) says so, and the judge takes the
-rules point for it (red team F1b: F.scaled_dot_product_attention run in a DataLoader worker, forward
-and backward, was out of the runtime watch's reach)."""
+rules point for it (F.scaled_dot_product_attention run in a DataLoader worker, forward and
+backward, is otherwise out of the runtime watch's reach)."""
 from __future__ import annotations
 
 import math

@@ -57,7 +57,7 @@ def test_code_from_strings_that_the_rules_cannot_read_is_suspicious():
 
 
 def test_a_magic_called_inside_an_expression_is_read_too():
-    """Red team 4: `_ = get_ipython().run_cell_magic(...)` and `(run_cell_magic(...),)` ran unread."""
+    """`_ = get_ipython().run_cell_magic(...)` and `(run_cell_magic(...),)` are read, not run unread."""
     body = IN_CAPTURE.split("\n", 1)[1]
     for cell in (f"_ = get_ipython().run_cell_magic('capture', '', {body!r})",
                  f"(get_ipython().run_cell_magic('time', '', {body!r}),)",
@@ -78,7 +78,7 @@ def test_a_magic_nested_past_the_limit_is_suspicious():
     assert suspicious([HONEST, "%%bash\necho hi", "%%writefile x.py\nprint(1)", "%matplotlib inline"]) == []
 
 
-# ---------------------------------------------------------------- rules by what is allowed (issue 17)
+# ---------------------------------------------------------------- rules by what is allowed
 
 SETUP = """import torch
 import torch.nn as nn
@@ -198,7 +198,7 @@ CAUGHT = {
     "getattr with a computed name": (
         _attention("f = getattr(F, 'scaled_dot_product_' + 'attention')\nreturn f(q, k, v), None"),
         "computed name"),
-    "getattr on an alias, as in issue 17": (
+    "getattr on an alias, the overrides popped": (
         _attention("with torch.overrides._pop_mode_temporarily():\n    return _kernel(q, k, v), None",
                    "_ns = F\n_kernel = getattr(_ns, '_'.join(['scaled', 'dot', 'product', 'attention']))\n"),
         "torch.overrides"),
@@ -330,9 +330,9 @@ def test_what_changes_a_followed_object_in_place_is_followed_too():
 
 
 def test_a_method_called_inside_an_expression_is_followed_too():
-    """Red team (F1a): `_ = table.update(f=F.scaled_dot_product_attention)` stored the piece by a
-    method call inside an expression, which only whole-statement calls were followed for: any
-    method called on a followed name, anywhere in an expression, may change its object."""
+    """`_ = table.update(f=F.scaled_dot_product_attention)` stores the piece by a method call inside
+    an expression, not a whole statement: any method called on a followed name, anywhere in an
+    expression, may change its object."""
     graded = _attention("return table['f'](q, k, v), None")
     for stash in ("table = {}\n_ = table.update(f=F.scaled_dot_product_attention)",
                   "table = {}\nprint(table.setdefault('f', F.scaled_dot_product_attention))",
@@ -385,7 +385,7 @@ def test_a_placeholder_answer_is_no_answer_with_or_without_the_blank_notebook():
                  "class Block(nn.Module):\n    def __init__(self, cfg):\n        super().__init__()\n"
                  "        ...\n        SmallStart(self)\n\n"
                  "    @staticmethod\n    def init(m):\n        ...\n",
-                 # red team red3: one line that computes nothing beside the `...`
+                 # one line that computes nothing beside the `...`
                  STUB_BLOCK.replace("    def forward(self, x):\n        ...\n",
                                     "    def forward(self, x):\n        todo = None\n        return None\n")):
         name = "Attention" if "Attention" in code else "Write" if "Write" in code else "Block"
@@ -431,7 +431,7 @@ def far(*args):
 
 
 def test_work_in_another_process_is_not_allowed():
-    """Red team (F1b): Attention's work done in a DataLoader worker (a forked process) is out of
+    """Attention's work done in a DataLoader worker (a forked process) is out of
     the runtime watch's reach. multiprocessing, os.fork, subprocess, concurrent.futures and
     torch.multiprocessing are on no allow-list; a DataLoader's num_workers other than a plain 0
     is not allowed either: in the graded code it costs the point, anywhere it is suspicious."""
@@ -503,9 +503,9 @@ def test_a_self_check_counts_the_notebooks_setup_cell_as_the_courses():
 
 
 def test_a_piece_put_into_a_list_by_a_second_name_with_plus_equals_is_followed():
-    """Red team red3: ``stack = shelf; stack += [F.scaled_dot_product_attention]`` grew the list the
-    graded code reads, unseen (``stack.append(...)`` was followed); a local ``+=`` in a function is
-    not the notebook's name."""
+    """``stack = shelf; stack += [F.scaled_dot_product_attention]`` grows the list the graded code
+    reads, as ``stack.append(...)`` does, and is followed as that is; a local ``+=`` in a function
+    is not the notebook's name."""
     graded = "def Attention(q, k, v):\n    return shelf[0](q, k, v), None\n"
     for grow in ("stack += [F.scaled_dot_product_attention]\n",
                  "stack.append(F.scaled_dot_product_attention)\n"):

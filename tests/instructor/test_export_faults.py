@@ -1,9 +1,9 @@
-"""What leaves for the LMS after ``course grade`` and ``course manual``, attacked as red team 2 did
-(/work/redteam/red2 F10, F03), through the real commands on a small class of the toy assignment:
+"""What leaves for the LMS after ``course grade`` and ``course manual``, attacked through the
+real commands on a small class of the toy assignment:
 
-- F10: a student the LMS import holds (code the rules flagged; two uploads whose points differ)
+- held rows: a student the LMS import holds (code the rules flagged; two uploads whose points differ)
   gets no file in ``canvas_feedback.zip``: their feedback carries the points the import holds.
-- F03: a student's name (Canvas ``Student``, Moodle ``Full name``) that a spreadsheet would run as a
+- formula names: a student's name (Canvas ``Student``, Moodle ``Full name``) that a spreadsheet would run as a
   formula reaches ``canvas_import.csv`` / ``moodle_import.csv`` as text, and the LMS still finds
   every student (Canvas by ``ID``, Moodle by ``Identifier``).
 """

@@ -309,7 +309,7 @@ def test_a_real_notebooks_plot_reaches_the_page(tmp_path):
     assert width == 11 * 72 and abs(height - 3.8 * 72) < 1          # figsize=(11, 3.8), 72 dpi
 
 
-# ---------------------------------------------------------------- red team 13 (A1-A5, A7, A8)
+# ---------------------------------------------------------------- hostile uploads and names
 
 SOL_ROW, BLANK_ROW = "honestsol_10101_5001_00_toy.ipynb", "honestblank_10202_5002_00_toy.ipynb"
 EVE_ZIP = "eve_10303_5003_upload.zip"
@@ -349,8 +349,8 @@ def page_hog() -> bytes:
 
 
 def slow_to_read() -> bytes:
-    """24 MB of empty cells: before the fix, 35 s or more in the notebook reader, and every notebook
-    read after it lost its hand-grading answers and week check."""
+    """24 MB of empty cells: 35 s or more in a notebook reader that is not bounded in time, which
+    would cost every notebook read after it its hand-grading answers and week check."""
     return ('{"cells":[' + ",".join(["{}"] * (8 * 2**20)) + "]}").encode()
 
 
@@ -525,7 +525,7 @@ def test_a8_what_one_answer_embeds_in_a_page_is_capped(redteam):
     assert "this answer's images are over 2 MB on this page" in sections[PAGE_HOG]
 
 
-# ---------------------------------------------------------------- red team 3, through the real commands
+# ---------------------------------------------------------------- odd names and guesses, real commands
 
 LATIN1 = os.fsdecode(b"ren\xe9_10909_5009_00_toy.ipynb")       # not UTF-8: a lone surrogate in Python
 LATIN1_ROW = "ren\ufffd_10909_5009_00_toy.ipynb"
@@ -616,7 +616,7 @@ def test_rt3_a7_a_line_separator_in_a_students_name_keeps_the_gradebook(redteam3
     assert "canvas_import.csv: 3 students' column '00 Toy (4700)' filled in" in redteam3["result"].stdout
 
 
-# ---------------------------------------------------------------- issue 19: a week without surprises
+# ---------------------------------------------------------------- a week without surprises
 
 def _toy_gradebook_needing_a_column(students) -> bytes:
     """A Canvas gradebook with two columns that name 00_toy: course grade needs --gradebook-column."""
@@ -793,7 +793,7 @@ def test_week_regrading_keeps_every_hand_grade(week):
     assert got["grades"] == {("10101", "4700"): "5", ("10202", "4700"): "4.5", ("10404", "4700"): "5"}
 
 
-# ---------------------------------------------------------------- issue 19: a Moodle class, PDFs, pages
+# ---------------------------------------------------------------- a Moodle class, PDFs, pages
 
 M_ANA, M_BEN = ("Ana Garcia_201_assignsubmission_file_/00_toy.ipynb",
                 "Ben Okafor_202_assignsubmission_file_/00_toy.ipynb")

@@ -5,8 +5,9 @@ and runs `run_autograder` as root. Here that layout is made in a temporary folde
 run_autograder is run (autograder.gradescope.grade): the engine grades the notebook (its own
 sandboxed process, the tests in a judge) and writes results.json. One class of three goes through
 it: the 03 solution copied into a new notebook (its otter metadata lost), the blank notebook, and
-issue 18's attack (the first answer cell replaces `course.handles.close` and returns constants:
-7 of 8 on q1 through Otter's zip). The blank and the attack are graded under a seccomp filter that
+an attack from inside the notebook (the first answer cell replaces `course.handles.close` and
+returns constants, which would earn 7 of 8 on q1 if the tests ran in the student's process). The
+blank and the attack are graded under a seccomp filter that
 refuses new namespaces as Docker's default profile does (tests/support/no_namespaces.py), so the sandbox's
 fallback (`user` mode) is what runs them; the same three notebooks go through `course grade`, and
 every question's points must be the same. Notebook 02 is refused, saying so.
@@ -31,7 +32,7 @@ from instructor import build, gradescope_zip, publish
 NAME = "03_attention"
 NO_NAMESPACES = [sys.executable, str(Path(__file__).resolve().parents[1] / "support" / "no_namespaces.py")]
 
-# Issue 18: the first answer cell replaces `course.handles.close` and returns constant weights.
+# The first answer cell replaces `course.handles.close` and returns constant weights.
 ATTACK = {"base": "blank", "replaces": "Attention", "cells": [forgery.CLOSE_AND_CONSTANTS]}
 
 
@@ -242,7 +243,7 @@ def _row(status: str = "ok"):
 
 
 def test_a_row_with_flagged_code_is_held_not_published():
-    """Red team F2: Gradescope publishes the total it is given, with no one to review a `suspicious
+    """Gradescope publishes the total it is given, with no one to review a `suspicious
     code` flag first; the per-question points stay (and equal course grade's), the total is held at 0
     and the student is told at once, in a visible test, that the 0 is not their grade."""
     asg, row = _row("suspicious code: scaled_dot_product_attention")
@@ -327,7 +328,7 @@ def test_setup_sh_installs_only_what_grading_needs(autograder_zip):
 
 
 def test_only_the_way_to_the_engine_stays_open_to_student_code(tmp_path):
-    """Red team F3: Gradescope's submission_metadata.json (earlier submissions' results) and anything
+    """Gradescope's submission_metadata.json (earlier submissions' results) and anything
     else in /autograder but the engine are closed to the sandbox's uid while the notebook runs."""
     import os
     root = tmp_path / "autograder"
@@ -357,7 +358,7 @@ def test_only_the_way_to_the_engine_stays_open_to_student_code(tmp_path):
 
 
 def test_only_a_regular_notebook_file_is_picked(tmp_path):
-    """Red team F4: a folder named like a notebook, or a link (root would read what it points at,
+    """A folder named like a notebook, or a link (root would read what it points at,
     e.g. a test), is not a submission; exactly one file is graded."""
     sub = tmp_path / "submission"
     (sub / f"{NAME}.ipynb").mkdir(parents=True)

@@ -1,4 +1,4 @@
-"""Red team 2 F11: a re-grade stopped half-way (Ctrl-C, the OOM killer, a Slurm time limit) leaves
+"""A re-grade stopped half-way (Ctrl-C, the OOM killer, a Slurm time limit) leaves
 the finished week as it was. ``course grade`` writes into ``OUT/.staging-PID`` and swaps its outputs
 in at the end by one rename of a pointer (:mod:`autograder.outdir`); until then every file of the
 previous run, the hand-grade ledger first of all, stays where ``course mark`` and ``course manual``

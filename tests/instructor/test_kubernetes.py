@@ -1,4 +1,4 @@
-"""Issue 27: the manifests of ``course kubernetes`` are valid Kubernetes for every minor version
+"""The manifests of ``course kubernetes`` are valid Kubernetes for every minor version
 still supported upstream, strictly (no field a version does not know), offline (the schemas ship in
 kubernetes-validate); fields of newer versions appear only where ``--kubernetes-version`` allows
 them; the claim is ReadWriteMany; both Jobs have a deadline; a shard's pod writes ``failed`` only

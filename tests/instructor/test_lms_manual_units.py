@@ -51,7 +51,7 @@ def chunk(kind: bytes, body: bytes) -> bytes:
     ("John Smith_123_assignsubmission_file_/01_no_talking.ipynb", ("moodle", "123")),
     ("Renée Ø_0042_assignsubmission_file_hw.ipynb", ("moodle", "42")),
     ("alice.ipynb", None),
-    # red team 4: a full name with underscores is still the folder's owner, never the file names in it
+    # a full name with underscores is still the folder's owner, never the file names in it
     ("Eve_Evil_123_assignsubmission_file_/Vic Tim_456_assignsubmission_file_0.ipynb", ("moodle", "123")),
     ("Eve_Evil_123_assignsubmission_file_/vic_456_789_x.ipynb", ("moodle", "123")),
     ("Eve_123_assignsubmission_file_x_456_assignsubmission_file_y.ipynb", ("moodle", "123")),
@@ -461,8 +461,8 @@ def test_moodle_worksheet_gets_its_grade_column_filled(tmp_path):
 
 
 def test_a_student_with_rows_of_different_points_is_held_not_best_of_n(tmp_path):
-    """Red team 3 A6: one upload of several guesses exported its best; now a student's rows must
-    agree, else nothing is exported for that student and the terminal lists every row."""
+    """One upload of several guesses must not export its best: a student's rows must agree, else
+    nothing is exported for that student and the terminal lists every row."""
     asg = assignment.load(str(hostile.FIXTURE))
     rows = [("alicesmith_10101_20001_00_toy.ipynb", 5.0, "ok"),
             ("bobjones_10202_1_up.zip/guess1.ipynb", 5.0, "ok"),           # Bob's guesses differ
@@ -492,8 +492,8 @@ def test_a_student_with_rows_of_different_points_is_held_not_best_of_n(tmp_path)
 
 @pytest.mark.parametrize("sep", [",", ";"])
 def test_a_name_with_a_unicode_line_separator_does_not_change_the_delimiter(tmp_path, sep):
-    """Red team 3 A7: str.splitlines split inside a quoted name holding U+2028 or U+0085, and the
-    gradebook was read with the wrong delimiter and refused for the whole class."""
+    """str.splitlines splits inside a quoted name holding U+2028 or U+0085: the gradebook's
+    delimiter is found without it, so the gradebook is not refused for the whole class."""
     out = _graded_for_lms(tmp_path, {})
     students = [("Aaron\u2028A", "10404", "", "", "S"), ("Nel\u0085N", "10505", "", "", "S")]
     book = tmp_path / "gradebook.csv"
@@ -560,7 +560,7 @@ def test_the_grader_keeps_only_pngs_from_answer_cells_and_writes_them_at_once(tm
         "a figure too large to keep (900 KB)", "a figure dropped: more figures than are kept"]
 
 
-# ---------------------------------------------------------------- the notebook reader (red team 13, A7)
+# ---------------------------------------------------------------- the notebook reader
 
 FAKE_READER = """
 import json, os, sys, time
@@ -579,7 +579,7 @@ for src, dest in job["items"]:
 
 def test_a_slow_or_fatal_notebook_costs_the_reader_only_its_own_row(tmp_path):
     """Each notebook is bounded in time: the one the reader hangs on, or dies on, is marked and a
-    new reader takes the ones after it (before, one reader had 60 s for the whole batch)."""
+    new reader takes the ones after it (rather than one reader with 60 s for the whole batch)."""
     import sys
     import time
 
@@ -620,7 +620,7 @@ def test_a_spreadsheets_csv_is_read_with_its_delimiter(raw, sep, first):
     assert rows[-1][0] in ("b.ipynb", "Aaron\u2028A", "Ren\u00e9e.ipynb")
 
 
-# ---------------------------------------------------------------- issue 19: the ledger, held rows
+# ---------------------------------------------------------------- the ledger, held rows
 
 def _week_results(shas: dict[str, str]) -> list[report.Result]:
     return [report.Result(file=f, stem=inputs.safe_stem(f), status="ok", question_points={"q1": 2.0},
@@ -661,7 +661,7 @@ def test_a_regrade_gives_the_ledgers_hand_grades_back_by_content(tmp_path):
     assert "not included above" not in feedback                        # the total includes q4 now
     assert "Graded by your instructor (not included above): q4." in \
         (out / "feedback" / f"{inputs.safe_stem(carol)}.md").read_text()  # its grade was not given back
-    # the page's cards show the hand grades they hold (issue 29: every card said q4: __ / 1.0)
+    # the page's cards show the hand grades they hold, not q4: __ / 1.0 on every card
     cards = {m.group(1): m.group(2) for m in re.finditer(
         r"<h2>(.*?)</h2><p class='meta'>.*?(q4: [^<]*)<", (out / "manual" / "q4.html").read_text())}
     assert cards == {alice: "q4: 1.0 / 1.0 (graded by hand)",
@@ -703,7 +703,7 @@ def test_a_wrong_week_upload_is_held_not_exported(tmp_path):
 
 
 def test_a_row_with_flagged_code_is_held_not_exported(tmp_path):
-    """Red team F2: a total the rules flagged waits for a person on every platform (the Gradescope
+    """A total the rules flagged waits for a person on every platform (the Gradescope
     zip holds it too): the gradebook cell stays as it is and the terminal says why."""
     flagged = "bobjones_10202_20002_00_toy.ipynb"
     _, lines, grades = _export_beside_alice(tmp_path, report.Result(
@@ -717,8 +717,8 @@ def test_a_row_with_flagged_code_is_held_not_exported(tmp_path):
 @pytest.mark.parametrize("status", ["unreadable notebook: not valid JSON", "unreadable notebook: empty file",
                                     "rejected upload: the zip would unpack to 1536 MB (at most 512 MB)"])
 def test_an_unreadable_upload_is_held_not_exported_as_zero(tmp_path, status):
-    """Issue 29: a corrupt upload was exported to Canvas as 0 while another week's notebook was
-    held; a failed upload is just as uncertain."""
+    """A failed upload is held, as another week's notebook is: it is as uncertain as that, so it is
+    not exported to Canvas as 0."""
     broken = "bobjones_10202_20002_00_toy.ipynb"
     out, lines, grades = _export_beside_alice(tmp_path, report.Result(
         file=broken, stem="b", status=status, question_points={"q1": 0.0}))
@@ -751,7 +751,7 @@ def test_course_manual_is_all_or_nothing_and_remembers_the_gradebook(tmp_path):
     assert not [p for p in out.rglob("*.part")]
 
 
-# ---------------------------------------------------------------- issue 19: pages, feedback, manual.csv
+# ---------------------------------------------------------------- pages, feedback, manual.csv
 
 def test_markdown_is_rendered_with_raw_html_escaped_and_no_script_links():
     out = handgrading.markdown_html("**q3.** Plot `q`.\n\n<script>alert(1)</script>\n\n"
@@ -839,7 +839,7 @@ def test_the_feedback_page_escapes_whatever_a_submission_printed():
 
 
 def test_a_copy_of_a_graded_notebook_under_another_students_name_gets_no_grade_of_it(tmp_path):
-    """Red team 2 F04: Alice re-uploads, Bob's new upload is a byte copy of Alice's graded notebook.
+    """Alice re-uploads, Bob's new upload is a byte copy of Alice's graded notebook.
     Her grade and comment go to no one (listed), Bob's own old grade is listed too; a late upload of
     the same student's same bytes keeps its grade and is named on the summary line."""
     asg = assignment.load(str(hostile.FIXTURE))

@@ -1,4 +1,4 @@
-"""``course mark``'s page in Chromium while the class is re-graded under it (red team 2 F01): a late
+"""``course mark``'s page in Chromium while the class is re-graded under it: a late
 submission moves the rows' positions; the page's poll sees that the rows changed and says "press r",
 a key pressed on the answer read before is refused (nothing saved on anyone), and r loads the answers
 again. A re-grade that changes one row only leaves a page loaded before it unable to save on any

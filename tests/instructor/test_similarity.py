@@ -55,8 +55,8 @@ def test_normalising_hides_each_disguise(disguise, course):
      "def f(x, m):\n    x = torch.masked_fill(x, m, 0)\n    return x"),
 ])
 def test_equivalent_tensor_calls_normalise_alike(a, b, course):
-    """Issue 29: a copy whose tensor calls were rewritten (method form to function form, one
-    reshape for another) was missed."""
+    """A copy whose tensor calls were rewritten (method form to function form, one reshape for
+    another) normalises as the original does, so it is not missed."""
     names = sim.CourseNames.of(course)
     assert _lines(a, names) == _lines(b, names)
 
@@ -139,9 +139,9 @@ def test_class_of_37_every_copy_flagged_and_no_independent_pair(capsys, course):
 
 @pytest.mark.parametrize("copied", ["a student", "the master"])
 def test_seven_identical_notebooks_of_thirteen_are_all_flagged(copied, course, tmp_path):
-    """Issue 29: seven of thirteen wrote byte-identical answers, so their fingerprints were held by
-    half the class and counted for nothing: none was flagged, and '0 alike to the master'. Each
-    pair of identical notebooks is flagged now, and, when they are the master's answers, each
+    """Seven of thirteen wrote byte-identical answers, so their fingerprints are held by half the
+    class, which must not make them count for nothing. Each pair of identical notebooks is
+    flagged, and, when they are the master's answers, each
     beside the master; the six honest students still are not."""
     choices = sc.honest_choices(7)
     books = {f"honest{i:02d}.ipynb": sc.notebook(sc.honest_cells(c)) for i, c in enumerate(choices[1:])}

@@ -1,6 +1,6 @@
 """Submissions of 03_attention that try to earn points they did not earn, written by someone who has
-read the grader's source: one per class of attack that worked against the old in-process design
-(issue 9), and a few more. Each is the blank student notebook (or the solution with one answer
+read the grader's source: one per class of attack on a grader that runs the tests in the
+notebook's own process, and a few more. Each is the blank student notebook (or the solution with one answer
 replaced) plus a cell of attack code; :data:`ATTACKS` says what each row may score at most.
 """
 from __future__ import annotations
@@ -196,7 +196,7 @@ def _tell():
 atexit.register(_tell)
 '''
 
-# From the red team (a helper that saw only the grader's source):
+# By someone who saw only the grader's source:
 # 9. The runtime watch switched off and the forbidden function looked up by a name put together at
 #    run time (vars(F)[...]): the answers are right, the rules point must still be lost.
 NEUTERED_WATCH = r'''
@@ -237,7 +237,7 @@ def Attention(q, k, v):
 # Points are 0, or "all but the rules point" (ALL_BUT_RULES: the answers are right, the rules are broken).
 ALL_BUT_RULES = "all but the rules point"
 # 13. The forbidden function in a cell magic whose body still runs (%%capture): the rules read the
-# body as the cell's own code (red team 2, #2), the runtime watch switched off inside it.
+# body as the cell's own code, the runtime watch switched off inside it.
 HIDDEN_MAGIC = r'''
 %%capture
 import torch.nn.functional as F
@@ -249,7 +249,7 @@ def Attention(q, k, v):
 '''
 
 # 14. Answers that are constants: the checks the page asks the student to make, set to True in a
-# blank notebook (red team 2, #8): each must say what the student's own Attention does.
+# blank notebook: each must say what the student's own Attention does.
 CONSTANTS = r'''
 rows_add_to_one = True
 agrees_with_pytorch = True
@@ -257,10 +257,10 @@ perm = torch.randperm(5)
 shuffle_agrees = True
 '''
 
-# From issue 17 (a determined student with the grader's source):
+# By a determined student with the grader's source:
 # 15. F.scaled_dot_product_attention reached with getattr on a module alias made by assignment, with
 #     a name put together at run time, and called inside torch.overrides._pop_mode_temporarily()
-#     (which switches off the runtime watch): 13/13 with the rules point under the banned-names list.
+#     (which switches off the runtime watch): a banned-names list would give it 13/13 with the rules point.
 GETATTR_ALIAS = r"""
 import torch.nn.functional as F
 _ns = F
@@ -276,7 +276,7 @@ def Attention(q, k, v):
     return out, weights
 """
 # 16. torch._native_multi_head_attention, the fused kernel behind nn.MultiheadAttention: on neither
-#     banned list, the rules point kept (12/13: the kernel has no gradient).
+#     banned list, so banned lists would keep its rules point (12/13: the kernel has no gradient).
 NATIVE_KERNEL = r"""
 def Attention(q, k, v):
     d = q.shape[-1]
@@ -290,10 +290,10 @@ def Attention(q, k, v):
     return out.reshape(q.shape), weights
 """
 
-# From issue 18 (Gradescope and nbgrader ran the tests in the student's process): the first answer
-# cell replaces the function the tests compare with and returns constant weights. 7 of 8 on 03 q1
-# through Otter's Gradescope zip in the issue; used by tests/instructor/test_gradescope_zip.py and
-# tests/instructor/test_nbgrader_grading.py on those platforms.
+# Against a platform that runs the tests in the student's process (Otter's own Gradescope zip,
+# nbgrader's autograde): the first answer cell replaces the function the tests compare with and
+# returns constant weights, which earns 7 of 8 on 03 q1 there. Used on those platforms by
+# tests/instructor/test_gradescope_zip.py and tests/instructor/test_nbgrader_grading.py.
 CLOSE_AND_CONSTANTS = r"""
 import course.handles
 course.handles.close = lambda *a, **k: True

@@ -1,4 +1,4 @@
-"""Issue 10's attacks on ``course grade``, as real notebooks and uploads of the toy assignment.
+"""Attacks on the isolation of ``course grade``, as real notebooks and uploads of the toy assignment.
 
 Each builder returns notebook (or zip) bytes; the tests in ``test_isolation.py`` grade them in
 batches beside honest rows through the real command. What the attacks print is read back from the
