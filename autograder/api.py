@@ -42,6 +42,7 @@ from . import similarity as similarity_mod
 from .batch import Grader, peak_memory_mb
 from .config import GradeConfig, GradingError, ShardsMissing
 from .results import NO_NAMES, Result, StudentNames
+from .runmeta import RunMeta
 from .workspace import begin_outputs, discard_outputs, set_aside, swap_outputs
 
 
@@ -58,7 +59,7 @@ class Outcome:
     mode: str
     cgroups: bool
     cg_note: str
-    meta: dict
+    meta: RunMeta
     notes: tuple[str, ...] = ()
 
 
@@ -190,7 +191,7 @@ def _grade(config: GradeConfig, asg: assignment_mod.Assignment, out: Path, final
         results = plan.reused + results
         cache.store(results, subs, ws.out)
         notes.append(plan.line(cache.folder))
-    meta: dict = {"workers": config.workers, "mode": ws.mode, "mode_note": sandbox.MODE_NOTES[ws.mode],
+    meta: RunMeta = {"workers": config.workers, "mode": ws.mode, "mode_note": sandbox.MODE_NOTES[ws.mode],
             "cgroups": ws.cg.kind if ws.cg else "none", "cgroups_note": ws.cg_note,
             "warnings": grader.warnings, "wall_seconds": time.monotonic() - t0,
             "startup_seconds": round(startup, 3), "grading_seconds": round(grading, 3),
@@ -222,7 +223,7 @@ def _publish(staging: Path, final: Path, outcome: Outcome, finish: Finish | None
 
 
 def _write_shard(config: GradeConfig, asg: assignment_mod.Assignment, out: Path, results: list[Result],
-                 meta: dict, everyone: list[inputs.Submission], subs: list[inputs.Submission],
+                 meta: RunMeta, everyone: list[inputs.Submission], subs: list[inputs.Submission],
                  limits: dict[str, float]) -> str:
     """A shard's result (:func:`autograder.shards.write_shard`), with where it ran and the gradebook
     the merge is for; returns its summary line."""
@@ -241,7 +242,7 @@ def _write_shard(config: GradeConfig, asg: assignment_mod.Assignment, out: Path,
             f"-> {path}; when every shard is done: course merge {config.out}")
 
 
-def write_outputs(out: Path, asg: assignment_mod.Assignment, results: list[Result], meta: dict, *,
+def write_outputs(out: Path, asg: assignment_mod.Assignment, results: list[Result], meta: RunMeta, *,
                   similar: bool, names: StudentNames, shown: Path | None = None) -> list[str]:
     """Everything one grading writes into ``out``, and its summary (returned, one line each): one
     machine's batch and the merge of shards alike (``similar``: compare the submissions with each

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Callable
 from typing import Any
 
 MAX_LINE = 1 << 20
@@ -102,6 +103,21 @@ SCHEMAS = {
 
 def parse_submission(line: bytes) -> dict:
     """One message from a submission's process, checked; raises :class:`Malformed`."""
+    msg = _message(line)
+    kind = msg["t"]
+    out: dict[str, Any] = {"t": kind}
+    for key, rule in SCHEMAS[kind].items():
+        if key not in msg:
+            if rule.startswith("?"):          # an optional field
+                continue
+            raise Malformed(f"a {kind!r} message without {key!r}")
+        out[key] = _FIELDS[rule](msg[key], key)
+    return out
+
+
+def _message(line: bytes) -> dict:
+    """The line as JSON, checked before it is parsed (its size, its nesting) and after: an object of
+    a known kind (its ``t``) with only the fields that kind has."""
     if len(line) > MAX_LINE:
         raise Malformed("a message too long")
     if not _depth_ok(line):
@@ -115,42 +131,33 @@ def parse_submission(line: bytes) -> dict:
     kind = msg["t"]
     if kind not in SCHEMAS:
         raise Malformed(f"an unknown message {kind[:30]!r}")
-    schema = SCHEMAS[kind]
-    allowed = {"t"} | set(schema)
-    if set(msg) - allowed:
+    if set(msg) - ({"t"} | set(SCHEMAS[kind])):
         raise Malformed(f"unknown fields in a {kind!r} message")
-    out: dict[str, Any] = {"t": kind}
-    for key, rule in schema.items():
-        optional = rule.startswith("?")
-        if key not in msg:
-            if optional:
-                continue
-            raise Malformed(f"a {kind!r} message without {key!r}")
-        v = msg[key]
-        if rule in ("reason",):
-            out[key] = _str(v, 300, key)
-        elif rule == "?traceback":
-            out[key] = _str(v, 2000, key)
-        elif rule == "?note":
-            out[key] = _str(v, 200, key)
-        elif rule == "png":
-            out[key] = _png(v)
-        elif rule == "?marks":
-            out[key] = _marks(v)
-        elif rule == "cell":
-            out[key] = _int(v, key)
-        elif rule == "output":
-            out[key] = _str(v, 70_000, key)
-        elif rule == "tamper":
-            out[key] = _strings(v, key)
-        elif rule == "errors":
-            if type(v) is not list or len(v) > 10_000:
-                raise Malformed("errors is not a list")
-            errors = []
-            for e in v[:200]:
-                if type(e) is not dict or set(e) != {"cell", "kind", "error"} or e["kind"] not in ERROR_KINDS:
-                    raise Malformed("a malformed cell error")
-                errors.append({"cell": _int(e["cell"], "cell"), "kind": e["kind"],
-                               "error": _str(e["error"], 600, "error")})
-            out[key] = errors
-    return out
+    return msg
+
+
+def _errors(v: Any, key: str) -> list[dict]:
+    """The errors the cells stopped with: the first 200, each checked."""
+    if type(v) is not list or len(v) > 10_000:
+        raise Malformed("errors is not a list")
+    errors = []
+    for e in v[:200]:
+        if type(e) is not dict or set(e) != {"cell", "kind", "error"} or e["kind"] not in ERROR_KINDS:
+            raise Malformed("a malformed cell error")
+        errors.append({"cell": _int(e["cell"], "cell"), "kind": e["kind"],
+                       "error": _str(e["error"], 600, "error")})
+    return errors
+
+
+# how each rule of SCHEMAS reads its field (the value, the field's name)
+_FIELDS: dict[str, Callable[[Any, str], Any]] = {
+    "reason": lambda v, key: _str(v, 300, key),
+    "?traceback": lambda v, key: _str(v, 2000, key),
+    "?note": lambda v, key: _str(v, 200, key),
+    "png": lambda v, key: _png(v),
+    "?marks": lambda v, key: _marks(v),
+    "cell": _int,
+    "output": lambda v, key: _str(v, 70_000, key),
+    "tamper": lambda v, key: _strings(v, key),
+    "errors": _errors,
+}

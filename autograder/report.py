@@ -27,6 +27,7 @@ from .assignment import Assignment
 from .csvcells import FORMULA_START, clean, csv_text, text_cell  # noqa: F401  (FORMULA_START: re-exported)
 from .inputs import entries_line, lms_id, skip_counts
 from .results import EXTRA_COLUMNS, NO_NAMES, Result, StudentNames, num, percent, student_id, student_name
+from .runmeta import RunMeta
 from .status import Status
 
 # A row's status is read by its kind (autograder.status): another week's notebook (not run) is
@@ -295,7 +296,7 @@ def _skipped(skipped: list[dict]) -> str:
     return "".join(out)
 
 
-def report_html(assignment: Assignment, results: list[Result], meta: dict,
+def report_html(assignment: Assignment, results: list[Result], meta: RunMeta,
                 names: StudentNames = NO_NAMES, *, manual_notes: Sequence[str] = (),
                 similarity_html: str | None = None) -> str:
     """``manual_notes``: what writing the hand-grading pages said (:func:`write_rows`);
@@ -397,7 +398,7 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8", errors="replace")
 
 
-def write_all(out_dir: Path, assignment: Assignment, results: list[Result], meta: dict,
+def write_all(out_dir: Path, assignment: Assignment, results: list[Result], meta: RunMeta,
               names: StudentNames = NO_NAMES, similarity_html: str | None = None) -> list[str]:
     """Write every output file into ``out_dir`` (:func:`write_rows`, then :func:`write_report`);
     ``names`` name the rows in the report and the hand-grading pages. Returns what writing the
@@ -408,7 +409,7 @@ def write_all(out_dir: Path, assignment: Assignment, results: list[Result], meta
     return notes
 
 
-def write_report(out_dir: Path, assignment: Assignment, results: list[Result], meta: dict,
+def write_report(out_dir: Path, assignment: Assignment, results: list[Result], meta: RunMeta,
                  names: StudentNames = NO_NAMES, *, manual_notes: Sequence[str] = (),
                  similarity_html: str | None = None) -> None:
     """report.html (:func:`report_html`), once: after :func:`write_rows` and the similarity
@@ -417,7 +418,7 @@ def write_report(out_dir: Path, assignment: Assignment, results: list[Result], m
                                                 similarity_html=similarity_html))
 
 
-def write_rows(out_dir: Path, assignment: Assignment, results: list[Result], meta: dict,
+def write_rows(out_dir: Path, assignment: Assignment, results: list[Result], meta: RunMeta,
                names: StudentNames = NO_NAMES) -> list[str]:
     """Every output file but report.html: results/, feedback/, grades.csv, questions.json, the
     hand-grading pages, timings.json. Returns what writing the hand-grading pages said (for the

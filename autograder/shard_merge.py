@@ -29,6 +29,7 @@ from . import inputs, provenance
 from .assignment import Assignment
 from .provenance import Provenance
 from .results import Result
+from .runmeta import RunMeta, ShardRun
 from .shards import (
     FAILED_FILE,
     FOLDER_NAME,
@@ -68,7 +69,7 @@ class Found:
 class Merged:
     asg: Assignment
     results: list[Result]
-    meta: dict
+    meta: RunMeta
     shard_dirs: list[Path]
     n: int
     notes: list[str]
@@ -437,10 +438,11 @@ def _check_files(bodies: list[dict], by_k: dict[int, list[Result]], asg: Assignm
     return problems
 
 
-def _meta(bodies: list[dict], by_k: dict[int, list[Result]], read_seconds: float) -> dict:
+def _meta(bodies: list[dict], by_k: dict[int, list[Result]], read_seconds: float) -> RunMeta:
     modes: dict[int, str] = {}
     warnings: list[str] = []
-    walls, shard_meta = [], []
+    walls: list[float] = []
+    shard_meta: list[ShardRun] = []
     for body in bodies:
         k, m = body["shard"], body["meta"]
         modes[k] = m.get("mode", "weak")
@@ -458,11 +460,12 @@ def _meta(bodies: list[dict], by_k: dict[int, list[Result]], read_seconds: float
             f"({weakest})")
     first = bodies[0]["meta"]
     book, conflict = _pick_gradebook(bodies)
-    meta = {"workers": first.get("workers"), "mode": weakest, "cgroups": first.get("cgroups", "none"),
-            "cgroups_note": first.get("cgroups_note", ""), "warnings": warnings,
-            "wall_seconds": max(walls), "grader_peak_memory_mb": first.get("grader_peak_memory_mb"),
-            "shards": shard_meta, "merge_read_seconds": round(read_seconds, 3),
-            "skipped": first.get("skipped", [])}   # every shard read the whole class: the same skips
+    meta: RunMeta = {
+        "workers": first.get("workers"), "mode": weakest, "cgroups": first.get("cgroups", "none"),
+        "cgroups_note": first.get("cgroups_note", ""), "warnings": warnings,
+        "wall_seconds": max(walls), "grader_peak_memory_mb": first.get("grader_peak_memory_mb"),
+        "shards": shard_meta, "merge_read_seconds": round(read_seconds, 3),
+        "skipped": first.get("skipped", [])}   # every shard read the whole class: the same skips
     if book:
         meta["gradebook"] = book
     if conflict:

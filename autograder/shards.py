@@ -45,6 +45,7 @@ from . import inputs, provenance
 from .assignment import Assignment
 from .provenance import Provenance
 from .results import CaseResult, Result
+from .runmeta import RunMeta
 
 FORMAT = 2
 SHARD_FILE = "shard.json"
@@ -233,7 +234,7 @@ def result_from_json(d: dict) -> Result:
     return Result(**{k: v for k, v in d.items() if k in names})
 
 
-def write_shard(folder: Path, asg: Assignment, results: list[Result], meta: dict, k: int, n: int,
+def write_shard(folder: Path, asg: Assignment, results: list[Result], meta: RunMeta, k: int, n: int,
                 everyone: list[inputs.Submission], rows: list[str], limits: dict[str, float],
                 submissions: list[str], run: str = "") -> Path:
     """``folder/shard.json``, sealed, written last (through a temporary file): a shard folder without
