@@ -379,7 +379,7 @@ class _Ran:
                 errors.setdefault(e["cell"], []).append(str(e.get("error") or e.get("kind") or "error"))
         return cls(r.cell_outputs, figures, notes, errors)
 
-    def html(self, out: Path, cell: Any, budget: _Budget) -> str:
+    def outputs_html(self, out: Path, cell: Any, budget: _Budget) -> str:
         """Cell ``cell``'s outputs under the grader: its text, figures, notes and error, in order."""
         esc = html.escape
         parts = []
@@ -412,7 +412,7 @@ def _cell_html(out: Path, c: dict, ran: _Ran, budget: _Budget) -> str:
     code = f"<p class='codelabel'>code (cell {html.escape(str(cell))})</p>{_pre(shown, 'code')}{cut}"
     if c.get("skipped"):
         return code + _saved_html(out, cell, c.get("saved", []), budget)
-    return code + ran.html(out, cell, budget)
+    return code + ran.outputs_html(out, cell, budget)
 
 
 def _saved_html(out: Path, cell: Any, saved: list, budget: _Budget) -> str:

@@ -44,6 +44,19 @@ def read_notebook(data: bytes, setup: str | None = None) -> tuple[list[dict] | N
         return None, "unreadable notebook: not a notebook (no cells)"
     if major is not None and major != 4:
         return None, f"unreadable notebook: unknown nbformat {major!r}"
+    code, problem = _code_cells(cells)
+    if code is None:
+        return None, problem
+    if setup is not None:
+        first = next((c for c in code if c["source"].lstrip().startswith(SETUP_MARK)), None)
+        if first is not None:
+            first["source"] = setup
+    return code, None
+
+
+def _code_cells(cells: list) -> tuple[list[dict] | None, str | None]:
+    """The code cells of a notebook's cells: number (from 1), source, whether ``otter_ignore`` skips
+    it; or why not (a cell that is not one, a source that is not text)."""
     code: list[dict[str, Any]] = []
     for i, cell in enumerate(cells):
         if not isinstance(cell, dict):
@@ -60,10 +73,6 @@ def read_notebook(data: bytes, setup: str | None = None) -> tuple[list[dict] | N
         meta = cast(dict, cell.get("metadata")) if isinstance(cell.get("metadata"), dict) else {}
         tags = cast(list, meta.get("tags")) if isinstance(meta.get("tags"), list) else []
         code.append({"index": i + 1, "source": src, "ignore": "otter_ignore" in tags})
-    if setup is not None:
-        first = next((c for c in code if c["source"].lstrip().startswith(SETUP_MARK)), None)
-        if first is not None:
-            first["source"] = setup
     return code, None
 
 

@@ -264,6 +264,22 @@ class _Budget:
         self.bytes = 0
 
 
+def _saved_image(png: object, images: int, budget: _Budget) -> dict:
+    """One saved PNG output, ``{"png": base64}`` (counted in ``budget``), or ``{"note": why not}``:
+    past the images of a cell (``images`` shown already) or of the notebook, too large together, or
+    not a valid PNG (:func:`png_b64`)."""
+    if images >= MAX_SAVED_IMAGES_PER_CELL or budget.images >= MAX_SAVED_IMAGES:
+        return {"note": "more saved images than are shown"}
+    b64, problem = png_b64(png)
+    if b64 is not None and budget.bytes + len(b64) * 3 // 4 > MAX_SAVED_BYTES:
+        b64, problem = None, "the notebook's saved images are too large together"
+    if b64 is None:
+        return {"note": f"a saved image not shown: {problem}"}
+    budget.images += 1
+    budget.bytes += len(b64) * 3 // 4
+    return {"png": b64}
+
+
 def _saved_outputs(cell: dict, budget: _Budget, widgets: dict[str, dict] | None = None) -> list[dict]:
     """A skipped code cell's outputs as saved in the file: text (as it last stood, widgets
     included: ``widgets``, :func:`widget_states`), and checked PNG images."""
@@ -284,19 +300,10 @@ def _saved_outputs(cell: dict, budget: _Budget, widgets: dict[str, dict] | None 
         elif kind in ("execute_result", "display_data"):
             data = cast(dict, o.get("data")) if isinstance(o.get("data"), dict) else {}
             if "image/png" in data:
-                if images >= MAX_SAVED_IMAGES_PER_CELL or budget.images >= MAX_SAVED_IMAGES:
-                    out.append({"note": "more saved images than are shown"})
-                    continue
-                b64, problem = png_b64(data["image/png"])
-                if b64 is not None and budget.bytes + len(b64) * 3 // 4 > MAX_SAVED_BYTES:
-                    b64, problem = None, "the notebook's saved images are too large together"
-                if b64 is None:
-                    out.append({"note": f"a saved image not shown: {problem}"})
-                else:
+                image = _saved_image(data["image/png"], images, budget)
+                if "png" in image:
                     images += 1
-                    budget.images += 1
-                    budget.bytes += len(b64) * 3 // 4
-                    out.append({"png": b64})
+                out.append(image)
                 continue
             view = data.get(WIDGET_VIEW)
             if isinstance(view, dict) and isinstance(view.get("model_id"), str):

@@ -350,21 +350,42 @@ def _arm_signals() -> None:
 
 
 def child_main(job: dict, msg_fd: int, requests_fd: int, answers_fd: int) -> int:
-    """Run one submission (in the zygote's forked child), then answer requests. Returns the exit code."""
+    """Run one submission (in the zygote's forked child), then answer requests. Returns the exit code.
+
+    Only the setting up, before any of the student's code, is in helpers: the cells run here, as
+    deep in the stack as ever, in a namespace whose ``display`` is this function's, and what a tracer
+    the student's code leaves behind sees of the grader's calls stays the same."""
     chan = _Channel(msg_fd)
     from .snapshot import Snapshot
 
-    entered = _enter(job, chan)
-    if isinstance(entered, int):            # no sandbox (3), or no notebook to run (0): told already
-        return entered
-    cells, notebook_name = entered
+    notebook_name, data = _staged(job)
+    if not _enter_sandbox(job, chan, notebook_name, data):
+        return 3
+    # read here (the nesting of JSON the parser takes depends on the depth of the stack)
+    cells, problem = read_notebook(data, job.get("setup"))
+    del data
+    if problem is not None:
+        chan.send(t="unreadable", reason=problem)
+        return 0
+    assert cells is not None                    # read_notebook gives one or the other
+
     _import_course(job)
     from IPython.core.inputtransformer2 import TransformerManager
     transform = TransformerManager().transform_cell
 
     out = CappedWriter(OUTPUT_CAP)
     figures = Figures(chan, job.get("figure_cells"))
-    env = _namespace(out, figures)
+    env: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    shell: _Shell                               # made below, once display is in env
+    env["get_ipython"] = lambda: shell
+
+    def display(*objs: Any, **kw: Any) -> None:
+        shown = [o for o in objs if not figures.display(o)]
+        if shown:
+            print(*[repr(o)[:10000] for o in shown], file=out)
+
+    env["display"] = display
+    shell = _Shell(env)
     pristine = Snapshot.take()
 
     sys.stdout = sys.stderr = out  # type: ignore[assignment]
@@ -374,8 +395,6 @@ def child_main(job: dict, msg_fd: int, requests_fd: int, answers_fd: int) -> int
     marks: list[list[int]] = []              # where each cell's output starts in ``out``
     cell_timeout = job["cell_timeout"]
     _seed_everything()
-    # the cells are compiled and run here, in this frame, and not in a helper: a cell's code starts
-    # at the same depth of the stack, so the recursion it may do before a RecursionError stays the same
     for cell in cells:
         if cell["ignore"]:
             continue
@@ -393,9 +412,18 @@ def child_main(job: dict, msg_fd: int, requests_fd: int, answers_fd: int) -> int
             _alarm(cell_timeout)
             exec(code, env)
             _alarm(0)
+        except CellTimeout:
+            errors.append({"cell": cell["index"], "kind": "timeout", "error": f"ran over {cell_timeout:g} s"})
+        except SystemExit as exc:
+            _alarm(0)
+            errors.append({"cell": cell["index"], "kind": "exit", "error": f"sys.exit({exc.code!r}) called"})
+        except MemoryError:
+            _alarm(0)
+            errors.append({"cell": cell["index"], "kind": "memory", "error": "MemoryError"})
         except BaseException as exc:
-            _alarm(0)                        # (after a timeout the timer has gone off: nothing to stop)
-            errors.append(_cell_error(cell["index"], exc, cell_timeout))
+            _alarm(0)
+            kind = "memory" if "memory" in str(exc).lower() and "alloc" in str(exc).lower() else "error"
+            errors.append({"cell": cell["index"], "kind": kind, "error": _short(exc)})
         finally:
             _alarm(0)
         figures.flush()
@@ -410,27 +438,19 @@ def child_main(job: dict, msg_fd: int, requests_fd: int, answers_fd: int) -> int
     return 0
 
 
-def _enter(job: dict, chan: _Channel) -> tuple[list[dict], str] | int:
-    """Into the sandbox with the submission, then its cells and its file name; or the exit code, once
-    the grader is told: 3 when the sandbox could not be set up, 0 for a notebook that cannot be read."""
+def _enter_sandbox(job: dict, chan: _Channel, notebook_name: str, data: bytes) -> bool:
+    """Into the sandbox with the submission (the grader is told when it cannot be set up: False),
+    then the job's environment in it, and the grader told that the child is ready."""
     from . import sandbox
 
-    notebook_name, data = _staged(job)
     try:
         sandbox.enter(job["sandbox"], notebook_name, data)
     except Exception as exc:
         chan.send(t="fatal", reason=f"sandbox setup failed: {exc}")
-        return 3
+        return False
     _settle_in(job)
     chan.send(t="ready")
-
-    cells, problem = read_notebook(data, job.get("setup"))
-    del data                                    # the notebook's bytes are not kept while its code runs
-    if problem is not None:
-        chan.send(t="unreadable", reason=problem)
-        return 0
-    assert cells is not None                    # read_notebook gives one or the other
-    return cells, notebook_name
+    return True
 
 
 def _staged(job: dict) -> tuple[str, bytes]:
@@ -471,35 +491,6 @@ def _import_course(job: dict) -> None:
     torch.set_num_threads(1)
 
 
-def _namespace(out: CappedWriter, figures: Figures) -> dict[str, Any]:
-    """The notebook's namespace, with what Jupyter gives a notebook: ``display`` (a figure is kept
-    as a figure, anything else printed) and ``get_ipython``."""
-    env: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
-    shell: _Shell                               # made below, once display is in env
-    env["get_ipython"] = lambda: shell
-
-    def display(*objs: Any, **kw: Any) -> None:
-        shown = [o for o in objs if not figures.display(o)]
-        if shown:
-            print(*[repr(o)[:10000] for o in shown], file=out)
-
-    env["display"] = display
-    shell = _Shell(env)
-    return env
-
-
-def _cell_error(index: int, exc: BaseException, cell_timeout: float) -> dict:
-    """What stopped cell ``index``: a timeout, ``sys.exit``, memory, or any other error."""
-    if isinstance(exc, CellTimeout):
-        return {"cell": index, "kind": "timeout", "error": f"ran over {cell_timeout:g} s"}
-    if isinstance(exc, SystemExit):
-        return {"cell": index, "kind": "exit", "error": f"sys.exit({exc.code!r}) called"}
-    if isinstance(exc, MemoryError):
-        return {"cell": index, "kind": "memory", "error": "MemoryError"}
-    kind = "memory" if "memory" in str(exc).lower() and "alloc" in str(exc).lower() else "error"
-    return {"cell": index, "kind": kind, "error": _short(exc)}
-
-
 def use_package(folder: str) -> None:
     """The student package as this week's release ships it (``folder``/course, written by the grader:
     :mod:`autograder.shipped`): ``course`` and its subpackages find their modules there only, and a
@@ -529,11 +520,21 @@ def serve(env: dict, requests_fd: int, answers_fd: int) -> None:
     Each request comes as two frames: ``{"id", "limit"}`` (the time it may take), then the request.
     The answer carries the same id. A callback (a reference piece that lives in the judge) is a
     frame ``{"callback", "args", "kwargs"}`` sent in the middle of a request; the judge answers it
-    before anything else.
-    """
+    before anything else."""
+    from course import wire
     from course.serve import GivenPieceError, Server, callback_frame
 
     reader = _FrameReader(requests_fd)
+
+    def send(message: dict, refer: Any = None) -> None:
+        try:
+            frame = wire.encode(message, refer)
+        except (wire.WireError, TypeError, ValueError, RecursionError) as exc:
+            frame = wire.encode({"id": message.get("id"), "error": {
+                "type": "WireError", "message": f"the answer could not be sent: {str(exc)[:300]}"}})
+        view = memoryview(frame)
+        while view:
+            view = view[os.write(answers_fd, view):]
 
     def call_back(ref: Any, args: tuple, kwargs: dict) -> Any:
         frame = callback_frame(ref, args, kwargs, server.refer)     # GivenPieceError if not plain
@@ -557,9 +558,8 @@ def serve(env: dict, requests_fd: int, answers_fd: int) -> None:
         if request is None:
             return
         request_id = head.get("id")
-        limit = _limit(head)
-        # the request is handled here, in this frame (as a cell is in child_main): the student's code
-        # it calls starts at the same depth of the stack
+        limit: Any = head.get("limit")            # what the message says, checked here
+        limit = float(limit) if type(limit) in (int, float) and 0 < limit < 7200 else 60.0
         _arm_signals()
         try:
             _alarm(limit)
@@ -573,27 +573,7 @@ def serve(env: dict, requests_fd: int, answers_fd: int) -> None:
         finally:
             _alarm(0)
         answer["id"] = request_id
-        _send(answers_fd, answer, server.refer)
-
-
-def _limit(head: dict) -> float:
-    """The seconds a request may take, as its first frame says (checked: 60 unless it makes sense)."""
-    limit: Any = head.get("limit")            # what the message says, checked here
-    return float(limit) if type(limit) in (int, float) and 0 < limit < 7200 else 60.0
-
-
-def _send(answers_fd: int, message: dict, refer: Any = None) -> None:
-    """One answer to the judge; one that cannot be encoded goes as an error saying so."""
-    from course import wire
-
-    try:
-        frame = wire.encode(message, refer)
-    except (wire.WireError, TypeError, ValueError, RecursionError) as exc:
-        frame = wire.encode({"id": message.get("id"), "error": {
-            "type": "WireError", "message": f"the answer could not be sent: {str(exc)[:300]}"}})
-    view = memoryview(frame)
-    while view:
-        view = view[os.write(answers_fd, view):]
+        send(answer, server.refer)
 
 
 class _FrameReader:

@@ -110,25 +110,13 @@ def grade_both(names: list[str], scratch: Path, fail: int = 3, passing: int = 1,
         env = nbgrader_env(root, {"COURSE_NBGRADER_KERNEL": "1"})     # nbgrader's own, in the kernel
         for name in group:
             data["roots"][name] = root
-        if timed:
-            for name in group:
-                data["generate"][name] = nbgrader(root, "generate_assignment", name, env=env)
-        else:
-            r = nbgrader(root, "generate_assignment", "*", env=env)
-            data["generate"].update({name: r for name in group})
+        _generate(data, root, group, env, timed)
         ready = [n for n in group if (root / "release" / n / f"{n}.ipynb").exists()]
         for name in ready:
             blank = root / "release" / name / f"{name}.ipynb"
             data["validate"][name] = nbgrader(root, "validate", str(blank), env=env)
             submit_all(root, name)
-        if timed:
-            for name in ready:
-                started = time.monotonic()
-                data["autograde"][name] = nbgrader(root, "autograde", name, env=env)
-                data["seconds"][name]["nbgrader"] = time.monotonic() - started
-        elif ready:
-            r = nbgrader(root, "autograde", "*", env=env)
-            data["autograde"].update({name: r for name in ready})
+        _autograde(data, root, ready, env, timed)
         for name in ready:
             if name in feedback:
                 data["feedback"][name] = nbgrader(root, "generate_feedback", name, env=env)
@@ -152,6 +140,30 @@ def grade_both(names: list[str], scratch: Path, fail: int = 3, passing: int = 1,
             data["seconds"][name][f"course_grade_workers_{w}"] = time.monotonic() - started
         data["course_rows"][name] = rows
     return data
+
+
+def _generate(data: dict, root: Path, group: list[str], env: dict, timed: bool) -> None:
+    """``nbgrader generate_assignment``: once for the group's notebooks, or one at a time when
+    ``timed``; the results into ``data["generate"]``."""
+    if timed:
+        for name in group:
+            data["generate"][name] = nbgrader(root, "generate_assignment", name, env=env)
+    else:
+        r = nbgrader(root, "generate_assignment", "*", env=env)
+        data["generate"].update({name: r for name in group})
+
+
+def _autograde(data: dict, root: Path, ready: list[str], env: dict, timed: bool) -> None:
+    """``nbgrader autograde`` of the notebooks released: once for them all, or one at a time, each
+    timed, when ``timed``; the results into ``data["autograde"]``."""
+    if timed:
+        for name in ready:
+            started = time.monotonic()
+            data["autograde"][name] = nbgrader(root, "autograde", name, env=env)
+            data["seconds"][name]["nbgrader"] = time.monotonic() - started
+    elif ready:
+        r = nbgrader(root, "autograde", "*", env=env)
+        data["autograde"].update({name: r for name in ready})
 
 
 def nbgrader_points(data: dict, name: str, student: str) -> dict[str, float | None]:

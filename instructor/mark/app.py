@@ -68,32 +68,79 @@ def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
     app = Flask(__name__)
     app.json = StrictJSON(app)
     app.config.update(MAX_CONTENT_LENGTH=64 * 1024)
-    folder = Folder(out)
-    ledger = Ledger(out)
-    lock = threading.Lock()                  # one connection, one request at a time uses it
-    app.extensions["course_mark"] = {"folder": folder, "ledger": ledger}
+    marking = _Marking(out, tokens, names)
+    app.extensions["course_mark"] = {"folder": marking.folder, "ledger": marking.ledger}
+    # each group of routes is registered by its own function, in this order; all they share is
+    # `marking` (the view functions keep their names: the templates' url_for names them)
+    _guard(app, marking)
+    _pages(app, marking)
+    _answer_api(app, marking)
+    _rubric_api(app, marking)
+    _export_routes(app, marking)
+    return app
 
-    def who() -> str:
+
+class _Marking:
+    """What every route shares: the graded folder, its ledger, the lock and the TAs' tokens."""
+
+    def __init__(self, out: Path, tokens: dict[str, str], names: bool) -> None:
+        self.folder = Folder(out)
+        self.ledger = Ledger(out)
+        self.lock = threading.Lock()             # one connection, one request at a time uses it
+        self.tokens = tokens
+        self.names = names
+
+    def who(self) -> str:
+        """The TA whose token the request's cookie holds; anyone else gets a 403."""
         token = request.cookies.get(COOKIE, "")
-        for known, name in tokens.items():
+        for known, name in self.tokens.items():
             if hmac.compare_digest(token.encode(), known.encode()):
                 return name
         abort(403)
+
+    def question(self, q: str) -> dict:
+        """The question ``q`` of the folder; a 404 for a question it does not have."""
+        if q not in self.folder.questions:
+            abort(404)
+        return self.folder.questions[q]
+
+    def current(self, body: dict) -> bool:
+        """Whether the rows the page read (``body["rows"]``) are still the folder's (lock held)."""
+        return bool(self.folder.current(body.get("rows")))
+
+    def state(self, q: str) -> Response:
+        """The question's rubric and grades as the page reads them (lock held)."""
+        return jsonify(_state(self.folder, self.ledger, q, self.names))
+
+
+def _regraded() -> tuple[Response, int]:
+    """An answer addressed by a row that is no longer there: nothing is saved or shown."""
+    return jsonify({"error": REGRADED, "regraded": True}), 409
+
+
+def _bad(exc: Exception) -> tuple[Response, int]:
+    """A change the ledger refused, or a value that is not one (a 400: nothing was saved)."""
+    return jsonify({"error": str(exc)}), 400
+
+
+def _guard(app: Flask, marking: _Marking) -> None:
+    """What every request goes through: the session (the token link sets its cookie), the header
+    a change needs, a fresh look at the folder; and the headers and error pages every answer has."""
 
     @app.before_request
     def login():
         token = request.args.get("token")
         if token is not None and request.method == "GET":
-            if not any(hmac.compare_digest(token.encode(), t.encode()) for t in tokens):
+            if not any(hmac.compare_digest(token.encode(), t.encode()) for t in marking.tokens):
                 abort(403)
             response = redirect(request.path)
             response.set_cookie(COOKIE, token, httponly=True, samesite="Strict")
             return response
-        who()
+        marking.who()
         if request.method == "POST" and request.headers.get("X-Mark") != "1":
             abort(403)
-        with lock:
-            folder.refresh()
+        with marking.lock:
+            marking.folder.refresh()
         return None
 
     @app.after_request
@@ -114,110 +161,123 @@ def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
     def denied(_exc):
         return render_template("denied.html"), 403
 
-    def regraded() -> tuple[Response, int]:
-        """An answer addressed by a row that is no longer there: nothing is saved or shown."""
-        return jsonify({"error": REGRADED, "regraded": True}), 409
 
-    def question(q: str) -> dict:
-        if q not in folder.questions:
-            abort(404)
-        return folder.questions[q]
-
-    # ------------------------------------------------------------ pages
+def _pages(app: Flask, marking: _Marking) -> None:
+    """The two pages: the progress (``/``) and a question's grading page (``/q/<q>``)."""
+    folder, ledger = marking.folder, marking.ledger
 
     @app.get("/")
     def index():
-        with lock:
+        with marking.lock:
             progress = _progress(folder, ledger)
-        return render_template("index.html", name=folder.name, progress=progress, me=who(),
+        return render_template("index.html", name=folder.name, progress=progress, me=marking.who(),
                                ledger=str(ledger.path))
 
     @app.get("/q/<q>")
     def grade(q: str):
-        spec = question(q)
+        spec = marking.question(q)
         return render_template("grade.html", name=folder.name, q=q, points=spec["points"],
                                prompt=Markup(handgrading.prompt_html(str(spec.get("prompt", "")))),
-                               me=who(), names=names, questions=list(folder.questions))
+                               me=marking.who(), names=marking.names, questions=list(folder.questions))
 
-    # ------------------------------------------------------------ the API
+
+def _answer_api(app: Flask, marking: _Marking) -> None:
+    """The API of the answers: a question's state, one answer's card, a save of one answer."""
+    folder, ledger = marking.folder, marking.ledger
 
     @app.get("/api/q/<q>")
     def answers(q: str):
-        question(q)
-        with lock:
-            return jsonify(_state(folder, ledger, q, names))
+        marking.question(q)
+        with marking.lock:
+            return marking.state(q)
 
     @app.get("/api/q/<q>/<int:n>/card")
     def card(q: str, n: int):
-        question(q)
-        with lock:
+        marking.question(q)
+        with marking.lock:
             if (not folder.current(request.args.get("rows"))
                     or folder.index(n, request.args.get("id")) is None):
-                return regraded()
+                return _regraded()
             key = folder.keys(ledger, q)[n]
             given = ledger.grade(ledger.answer(key))
-        return Response(folder.card(n, q, names, given), mimetype="text/html")
+        return Response(folder.card(n, q, marking.names, given), mimetype="text/html")
 
     @app.post("/api/q/<q>/<int:n>")
     def save(q: str, n: int):
-        question(q)
+        marking.question(q)
         body = request.get_json(silent=True) or {}
-        with lock:
-            if not folder.current(body.get("rows")) or folder.index(n, body.get("id")) is None:
-                return regraded()
-            key = folder.keys(ledger, q)[n]
-            try:
-                comment, points = _text(body.get("comment")), _number(body.get("points"))
-                with ledger.transaction():
-                    ledger.save(key, int(body.get("version", -1)), who(), comment=comment,
-                                items=_ids(body.get("items")), points=points, typed="points" in body)
-            except Conflict as exc:
-                # what this TA typed is kept (and sent back) rather than lost: the page shows it
-                # beside what the other TA saved, to merge
-                with ledger.transaction():
-                    ledger.keep_refused(key, int(body.get("version", -1)), who(), comment, points)
-                return jsonify({"error": str(exc), "answer": _answer(ledger, key, n, folder),
-                                "by": _by(exc.by, names),
-                                "yours": {"comment": comment, "points": points}}), 409
-            except (LedgerError, ValueError, TypeError) as exc:
-                return jsonify({"error": str(exc)}), 400
-            return jsonify(_state(folder, ledger, q, names))
+        with marking.lock:
+            if not marking.current(body) or folder.index(n, body.get("id")) is None:
+                return _regraded()
+            return _save(marking, q, n, body)
+
+
+def _save(marking: _Marking, q: str, n: int, body: dict) -> Response | tuple[Response, int]:
+    """Save what the page sent for answer ``n`` of ``q`` (lock held, its row checked current)."""
+    ledger = marking.ledger
+    key = marking.folder.keys(ledger, q)[n]
+    try:
+        comment, points = _text(body.get("comment")), _number(body.get("points"))
+        with ledger.transaction():
+            ledger.save(key, int(body.get("version", -1)), marking.who(), comment=comment,
+                        items=_ids(body.get("items")), points=points, typed="points" in body)
+    except Conflict as exc:
+        # what this TA typed is kept (and sent back) rather than lost: the page shows it
+        # beside what the other TA saved, to merge
+        with ledger.transaction():
+            ledger.keep_refused(key, int(body.get("version", -1)), marking.who(), comment, points)
+        return jsonify({"error": str(exc), "answer": _answer(ledger, key, n, marking.folder),
+                        "by": _by(exc.by, marking.names),
+                        "yours": {"comment": comment, "points": points}}), 409
+    except (LedgerError, ValueError, TypeError) as exc:
+        return _bad(exc)
+    return marking.state(q)
+
+
+def _rubric_api(app: Flask, marking: _Marking) -> None:
+    """The API of the rubric: a new item for a question, a change to (or deletion of) an item."""
+    ledger = marking.ledger
 
     @app.post("/api/q/<q>/items")
     def add_item(q: str):
-        question(q)
+        marking.question(q)
         body = request.get_json(silent=True) or {}
-        with lock:
-            if not folder.current(body.get("rows")):
-                return regraded()
+        with marking.lock:
+            if not marking.current(body):
+                return _regraded()
             try:
                 with ledger.transaction():
                     ledger.add_item(q, _number(body.get("points")) or 0.0, _text(body.get("text")) or "",
-                                    who())
+                                    marking.who())
             except (LedgerError, ValueError, TypeError) as exc:
-                return jsonify({"error": str(exc)}), 400
-            return jsonify(_state(folder, ledger, q, names))
+                return _bad(exc)
+            return marking.state(q)
 
     @app.post("/api/items/<int:item>")
     def edit_item(item: int):
         body = request.get_json(silent=True) or {}
-        with lock:
-            if not folder.current(body.get("rows")):
-                return regraded()
+        with marking.lock:
+            if not marking.current(body):
+                return _regraded()
             try:
                 with ledger.transaction():
-                    changed = ledger.edit_item(item, int(body.get("version", -1)), who(),
+                    changed = ledger.edit_item(item, int(body.get("version", -1)), marking.who(),
                                                points=_number(body.get("points")),
                                                text=_text(body.get("text")), delete=bool(body.get("delete")))
             except Conflict as exc:
-                return jsonify({"error": str(exc), "item": exc.now, "by": _by(exc.by, names)}), 409
+                return jsonify({"error": str(exc), "item": exc.now, "by": _by(exc.by, marking.names)}), 409
             except (LedgerError, ValueError, TypeError) as exc:
-                return jsonify({"error": str(exc)}), 400
-            return jsonify(_state(folder, ledger, changed.question, names))
+                return _bad(exc)
+            return marking.state(changed.question)
+
+
+def _export_routes(app: Flask, marking: _Marking) -> None:
+    """What leaves the application: the export (grades, feedback, LMS files) and the rubric's CSV."""
+    folder, ledger = marking.folder, marking.ledger
 
     @app.post("/api/export")
     def export_all():
-        with lock:
+        with marking.lock:
             try:
                 lines = export(folder, ledger)
             except manual.StaleFiles as exc:
@@ -228,12 +288,10 @@ def create_app(out: Path, tokens: dict[str, str], names: bool = False) -> Flask:
 
     @app.get("/rubric.csv")
     def rubric_csv():
-        with lock:
+        with marking.lock:
             text = stats_csv(folder, ledger)
         return Response(text, mimetype="text/csv",
                         headers={"Content-Disposition": f"attachment; filename={folder.name}-rubric.csv"})
-
-    return app
 
 
 def _text(value: object) -> str | None:
@@ -247,7 +305,8 @@ def _text(value: object) -> str | None:
 def _number(value: object) -> float | None:
     if value is None or value == "":
         return None
-    return float(manual.parse_points(str(value)))
+    # blank text (spaces) gives None, and float(None) a TypeError: the callers answer it with a 400
+    return float(manual.parse_points(str(value)))  # type: ignore[arg-type]
 
 
 def _ids(value: object) -> list[int] | None:
@@ -290,6 +349,7 @@ def _progress(folder: Folder, ledger: Ledger) -> list[dict]:
     """Per question: answers graded of all, and who graded how many."""
     out = []
     for q in folder.questions:
+        by: dict[str, int]
         graded, by = 0, {}
         for key in folder.keys(ledger, q):
             a = ledger.answer(key)
