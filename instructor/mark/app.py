@@ -329,6 +329,7 @@ def _answer(ledger: Ledger, key: tuple, n: int, folder: Folder) -> dict:
     a = ledger.answer(key)
     row = folder.rows[n]
     return {"n": n, "id": row.id, "label": row.label, "auto": row.auto, "status": row.status,
+            "gradable": row.gradable,
             "grade": ledger.grade(a), "typed": a.points, "items": a.items, "comment": a.comment,
             "version": a.version, "who": a.who, "at": a.at}
 
@@ -346,18 +347,20 @@ def _state(folder: Folder, ledger: Ledger, q: str, names: bool) -> dict:
 
 
 def _progress(folder: Folder, ledger: Ledger) -> list[dict]:
-    """Per question: answers graded of all, and who graded how many."""
+    """Per question: answers graded of those there are to grade (an unreadable upload has none),
+    and who graded how many."""
     out = []
     for q in folder.questions:
         by: dict[str, int]
         graded, by = 0, {}
-        for key in folder.keys(ledger, q):
+        for key, row in zip(folder.keys(ledger, q), folder.rows, strict=True):
             a = ledger.answer(key)
-            if ledger.grade(a) is not None:
+            if row.gradable and ledger.grade(a) is not None:
                 graded += 1
                 by[a.who] = by.get(a.who, 0) + 1
+        total = sum(row.gradable for row in folder.rows)
         out.append({"q": q, "points": folder.questions[q]["points"], "graded": graded,
-                    "total": len(folder.rows), "by": sorted(by.items())})
+                    "total": total, "none": len(folder.rows) - total, "by": sorted(by.items())})
     return out
 
 

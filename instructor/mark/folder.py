@@ -17,6 +17,7 @@ from pathlib import Path
 from autograder import handgrading
 from autograder.csvcells import cell_text, file_key
 from autograder.results import Result
+from autograder.status import GradingStatus
 
 from .. import manual
 from ..gradescope_pdf import load_results
@@ -39,6 +40,12 @@ class Row:
         """What the page addresses the answer by: the row's key and its notebook's content, so a
         save never lands on another row (a re-grade that adds a row moves every position after it)."""
         return f"{file_key(self.file)}.{self.sha256[:16]}"
+
+    @property
+    def gradable(self) -> bool:
+        """Whether the row has an answer to grade: an unreadable upload (or a row without results)
+        has none, so it is shown but not counted as an answer left to grade."""
+        return self.result is not None and not GradingStatus.parse(self.status).kind.unreadable
 
 
 class Folder:

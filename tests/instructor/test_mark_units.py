@@ -564,3 +564,24 @@ def test_a_progress_bar_shows_its_last_state(tmp_path):
     nb = {"metadata": {"widgets": {notebook_info.WIDGET_STATE: {
         "state": {k: {"model_name": v["_model_name"], "state": v} for k, v in states.items()}}}}}
     assert notebook_info.widget_states(nb) == states
+
+
+def test_an_unreadable_upload_is_shown_but_not_an_answer_left_to_grade(tmp_path):
+    """The class of six with a corrupt seventh upload: grading the six answers reaches 6 / 6, on
+    the overview and on the question's page, and the seventh is named as having nothing to grade."""
+    asg = assignment.load(str(hostile.FIXTURE))
+    out = tmp_path / "out"
+    out.mkdir()
+    bad = "student99_10199_20099_00_toy.ipynb"
+    broken = report.Result(file=bad, stem=inputs.safe_stem(bad), status="unreadable file: not valid JSON",
+                           sha256=f"{99:064x}", question_points={})
+    report.write_all(out, asg, [*(row(k, f) for k, f in enumerate(FILES)), broken],
+                     {"workers": 1, "mode": "weak"})
+    c = client(out)
+    answers = c.get("/api/q/q4").get_json()["answers"]
+    assert len(answers) == 7 and sum(not a["gradable"] for a in answers) == 1
+    for n, a in enumerate(answers):
+        if a["gradable"]:
+            assert save(c, n, {"points": 1, "version": a["version"]}).status_code == 200
+    overview = c.get("/").get_data(as_text=True)
+    assert "6 / 6" in overview and "(1 unreadable: nothing to grade)" in overview

@@ -45,8 +45,12 @@
 
   function renderPanel() {
     const a = current();
-    const graded = state.answers.filter((x) => x.grade !== null).length;
-    $("progress").textContent = `${graded} / ${state.answers.length} graded`;
+    // an unreadable upload has no answer to grade: shown, never counted as one left
+    const gradable = state.answers.filter((x) => x.gradable);
+    const graded = gradable.filter((x) => x.grade !== null).length;
+    const none = state.answers.length - gradable.length;
+    $("progress").textContent = `${graded} / ${gradable.length} graded` +
+      (none ? ` (${none} unreadable: nothing to grade)` : "");
     const sel = $("item-filter"), keep = sel.value;
     sel.replaceChildren(new Option("any", ""));
     state.items.forEach((it, k) => sel.add(new Option(`${k + 1}: ${it.text.slice(0, 30)}`, it.id)));
@@ -319,7 +323,8 @@
   function nextUngraded() {
     for (let k = 1; k <= list.length; k++) {
       const j = (at + k) % list.length;
-      if (state.answers[list[j]].grade === null) { at = j; banner(""); show(true); return; }
+      const a = state.answers[list[j]];
+      if (a.gradable && a.grade === null) { at = j; banner(""); show(true); return; }
     }
     banner("Every answer shown is graded.", true);
   }
