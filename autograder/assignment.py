@@ -8,6 +8,9 @@ Layout (written by ``course build``)::
         Otter exception-based test file (public and hidden cases)
     autograder/assignments/NN_name/rules.toml
         what each exercise may not use (hand-written; :mod:`autograder.exercise_rules`)
+    autograder/assignments/NN_name/mutants/*.py
+        known wrong and right answers; those with a ``says:`` line are named mistakes
+        (hand-written; :mod:`autograder.mistakes`)
 
 The test files are read here, in the grader (they are trusted instructor material), the way Otter's
 ``ExceptionTestFile`` reads them, point rules included, without importing Otter (slow to import).
@@ -21,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
-from . import exercise_rules
+from . import exercise_rules, mistakes
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 # each notebook's grading material: tests, mutants and degenerate answers, one folder a notebook
@@ -72,6 +75,8 @@ class Assignment:
     questions: list[Question]
     checks: list[str] = field(default_factory=list)
     given_code: list[str] = field(default_factory=list)
+    # per question: its named mistakes and the right answers of their pieces (autograder.mistakes)
+    known_mistakes: dict[str, list[mistakes.Mutant]] = field(default_factory=dict)
 
     @property
     def auto(self) -> list[Question]:
@@ -85,7 +90,9 @@ class Assignment:
         """What the judge receives: each test file's source, without Otter's import line, and the
         question's own rules when it has some."""
         return [{"question": q.name, "source": IMPORT_LINE.sub("", q.source), "cases": len(q.cases),
-                 **({"rules": q.rules} if q.rules else {})} for q in self.auto]
+                 **({"rules": q.rules} if q.rules else {}),
+                 **(mistakes.payload(self.known_mistakes[q.name]) if q.name in self.known_mistakes else {})}
+                for q in self.auto]
 
 
 class _CaseOptions(TypedDict):
@@ -196,8 +203,14 @@ def load(name_or_path: str) -> Assignment:
         raise AssignmentError(f"{folder}/{exercise_rules.RULES_FILE}: rules for {sorted(rules)}, which "
                               "are not auto-graded questions of the assignment")
     name = str(spec.get("name", folder.name))
+    try:
+        known = mistakes.catalogue(folder)
+    except ValueError as exc:
+        raise AssignmentError(str(exc)) from exc
     return Assignment(name=name, folder=folder, questions=questions, checks=template_checks(name, folder),
-                      given_code=template_code(name, folder) or [])
+                      given_code=template_code(name, folder) or [],
+                      known_mistakes={q.name: known[q.name] for q in questions
+                                      if q.name in known and not q.manual})
 
 
 CHECK_RE = re.compile(r"""\.check\(\s*["']([A-Za-z_][\w\-]*)["']""")

@@ -92,7 +92,9 @@ def results_json(asg, r, mode: str, visibility: str = "after_published", notes: 
     said = r.grading
     mode_line = (f"Graded by the course's engine: your notebook ran in a sandboxed process of its own "
                  f"(sandbox mode: {mode}) and the tests ran in a separate judge process.")
-    extra = {"sandbox": mode, "grading_status": r.status, "engine": "course"}
+    extra: dict = {"sandbox": mode, "grading_status": r.status, "engine": "course"}
+    if r.mistakes:
+        extra["mistakes"] = [m.as_dict() for m in r.mistakes]
     if said.kind is Status.WRONG_NOTEBOOK:
         text = wrong_notebook_text(said.detail, asg.name)
         return {"score": 0.0, "output": "\n\n".join([text, *notes]), "extra_data": extra,
@@ -118,9 +120,10 @@ def results_json(asg, r, mode: str, visibility: str = "after_published", notes: 
     for q in asg.auto:
         cases = [c for c in r.cases if c.question == q.name]
         score = _num(r.question_points.get(q.name, 0.0))
+        named = [f"The mistake, named: {m.sentence}." for m in r.mistakes if m.question == q.name]
         tests.append({"name": q.name, "score": score, "max_score": _num(q.max_points),
                       "status": "passed" if score >= _num(q.max_points) else "failed",
-                      "visibility": visibility, "output": "\n".join(_case_lines(cases))})
+                      "visibility": visibility, "output": "\n".join([*named, *_case_lines(cases)])})
     output = [mode_line, sandbox.MODE_NOTES[mode], *notes]
     if not said.ok:
         output.insert(0, f"Grading note: {r.status}")

@@ -345,6 +345,9 @@ def _answer_head(q: str, r: Result, row: int | None, points: float, name: str, g
     head = (f"<h2>{esc(anonymous)}</h2><p class='meta'>{mark}</p>" if anonymous is not None else
             f"<h2>{esc(r.file)}</h2><p class='meta'>{who}id {esc(student_id(r.file)) or '-'} · {where}"
             f"{mark}</p>")
+    named = "".join(f"<li>{esc(m.question)}: {esc(m.sentence)}</li>" for m in r.mistakes)
+    if named:                # what the judge recognised in this notebook's automatically graded code
+        head += f"<p class='meta'>Named mistakes (automatically graded questions):</p><ul>{named}</ul>"
     return f"<section class='answer' id='row-{row if row is not None else 0}'>{head}"
 
 

@@ -200,6 +200,10 @@ class Intake:
                 job.test = str(msg.get("q"))
                 n = sum(len(q.cases) for q in self.asg.auto if q.name == job.test)
                 job.phase_deadline = now + (self.cell_timeout + 5) * max(n, 1) + GRACE
+            elif t == "probe":                          # naming a failed question's mistakes
+                job.phase_deadline = now + self.cell_timeout + 5 + GRACE
+            elif t == "mistake":
+                job.mistakes[str(msg.get("q"))] = msg.get("ids")
             elif t == "case":
                 job.cases[(str(msg.get("q")), int(msg.get("i", -1)))] = (
                     msg.get("passed") is True, str(msg.get("message", ""))[:4000])

@@ -56,6 +56,7 @@ class Job:
     test: str | None = None
     checks: list[str] | None = None
     cases: dict[tuple[str, int], tuple[bool, str]] = field(default_factory=dict)
+    mistakes: dict[str, object] = field(default_factory=dict)   # the judge's ids, by question
     # what went wrong
     killed: str | None = None
     kill_time: float | None = None

@@ -242,6 +242,7 @@ def run_cases(t: PipeTransport, tests: Tests, case_timeout: float, report: Any,
     barred = barred_questions(t, tests) if barred is None else barred
     current = None
     reset = False
+    failed: dict[str, dict] = {}              # the questions whose tests failed: their test file
     for test, i, case in tests.cases:
         q = test["question"]
         filename = f"<test {q}>"
@@ -273,6 +274,42 @@ def run_cases(t: PipeTransport, tests: Tests, case_timeout: float, report: Any,
             t.swaps.clear()
         report({"t": "case", "q": q, "i": i, "passed": passed, "message": message[:MESSAGE_CAP]})
         reset = True                  # the next check's first request forgets this one's handles
+        if not passed:
+            failed[q] = test
+    for q, test in failed.items():
+        if test.get("mistakes"):
+            name_mistakes(t, q, test, case_timeout, report)
+
+
+def name_mistakes(t: PipeTransport, q: str, test: dict, case_timeout: float, report: Any) -> None:
+    """After every case has been reported: the known mistakes of question ``q`` that the student's
+    pieces behave like (:mod:`autograder.checks.mistakes`), reported as ``{"t": "mistake"}``. Nothing
+    here changes a point: a piece that cannot be asked, raises everywhere or runs out of time names
+    nothing."""
+    from .checks import mistakes
+    report({"t": "probe", "q": q})
+    ids: list[str] = []
+    t.deadline = time.monotonic() + case_timeout
+    try:
+        for piece in dict.fromkeys(m["piece"] for m in test["mistakes"]):
+            found, _missing = t.lookup([piece], reset=True)
+            if found.get(piece) is None:
+                continue
+            _seed_everything()
+            ids += mistakes.name(handles.student(found[piece]), piece,
+                                 [m for m in test["mistakes"] if m["piece"] == piece],
+                                 [r["code"] for r in test.get("right", []) if r["piece"] == piece],
+                                 (StudentGone, handles.StudentTimeout))
+    except StudentGone:
+        raise
+    except Exception:
+        ids = []
+    finally:
+        t.deadline = float("inf")
+        t.callbacks.clear()
+        t.built.clear()
+        t.swaps.clear()
+    report({"t": "mistake", "q": q, "ids": ids})
 
 
 def _arguments(t: PipeTransport, names: list[str], reset: bool) -> tuple[dict[str, Any], list[str]]:

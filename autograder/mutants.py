@@ -8,6 +8,8 @@ A mutant file autograder/assignments/NN_name/mutants/<name>.py starts with a hea
     # why: scales by sqrt of the model dimension instead of the head dimension
     # hint: sqrt(head_dim)        (optional, for a fail: what the student must be told: a failed
                                    case of its question shows these words)
+    # says: scales by ...         (optional, for a fail: names the mistake to a student whose piece
+                                   behaves like it; autograder.mistakes)
 
 `mutant_notebook` makes the submission: the filled-in solution notebook with that one cell
 swapped. `python -m autograder.mutants NN_name [MUTANT...]` grades the solution and the mutants
@@ -23,48 +25,18 @@ import csv
 import json
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
 import nbformat
 
 from .assignment import ASSIGNMENTS
+from .mistakes import Mutant, read_mutant
 from .status import Status, kind_of
 
 T = TypeVar("T")
 HERE = Path(__file__).resolve().parent
 BUILD = HERE / "build"
-
-
-@dataclass(frozen=True)
-class Mutant:
-    notebook: str
-    name: str
-    question: str
-    expect: str          # "fail" or "pass"
-    replaces: str
-    why: str
-    code: str
-    hint: str = ""
-
-
-def read_mutant(path: Path) -> Mutant:
-    header: dict[str, str]
-    body: list[str]
-    header, body = {}, []
-    for line in path.read_text().splitlines():
-        key = line[2:].split(":", 1)[0].strip() if line.startswith("# ") and ":" in line else None
-        if not body and key in ("question", "expect", "replaces", "why", "hint"):
-            header[key] = line.split(":", 1)[1].strip()
-        else:
-            body.append(line)
-    missing = {"question", "expect", "replaces"} - header.keys()
-    if missing or header["expect"] not in ("pass", "fail"):
-        raise ValueError(f"{path}: the header needs question, expect (pass/fail) and replaces")
-    return Mutant(path.parent.parent.name, path.stem, header["question"], header["expect"],
-                  header["replaces"], header.get("why", ""), "\n".join(body).strip() + "\n",
-                  header.get("hint", ""))
 
 
 def load_mutants(notebook: str) -> list[Mutant]:

@@ -52,7 +52,8 @@ _seq = itertools.count()
 # What a grading holds at OUT's documented names (written by autograder/report.py and the tools that
 # add to a grading), and the hand-grading files beside them.
 OUTPUT_FILES = ("grades.csv", "timings.json", "report.html", "questions.json", "canvas_import.csv",
-                "moodle_import.csv", "similarity.csv", "lms.json", "canvas_feedback.zip", "rubric_stats.csv")
+                "moodle_import.csv", "similarity.csv", "lms.json", "canvas_feedback.zip", "rubric_stats.csv",
+                "mistakes.csv")
 OUTPUT_DIRS = ("results", "feedback", "figures", "manual")
 PREFILLED = ".manual.csv.prefilled"    # instructor.manual.prefill: the SHA-256 of what it wrote
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from . import feedback, handgrading, outdir, similarity
+from . import feedback, handgrading, mistakes_report, outdir, similarity
 from .assignment import Assignment
 from .csvcells import FORMULA_START, clean, csv_text, text_cell  # noqa: F401  (FORMULA_START: re-exported)
 from .inputs import entries_line, lms_id, skip_counts
@@ -97,6 +97,7 @@ def result_json(assignment: Assignment, r: Result) -> str:
         "figure_notes": [{"cell": cell, "note": note} for cell, note in r.figure_notes],
         "answer_code": r.answer_code,
         "sha256": r.sha256,
+        "mistakes": [m.as_dict() for m in r.mistakes],
     }
     return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
 
@@ -118,6 +119,9 @@ def feedback_md(assignment: Assignment, r: Result) -> str:
     for q in assignment.auto:
         cases = [c for c in r.cases if c.question == q.name]
         lines += ["", f"## {q.name}: {num(r.question_points.get(q.name, 0.0))} / {num(q.max_points)}", ""]
+        for m in r.mistakes:
+            if m.question == q.name:
+                lines.append(f"- **The mistake, named**: {m.sentence}.")
         for c in cases:
             mark = "passed" if c.passed else "failed"
             kind = "hidden test" if c.hidden else "test"
@@ -350,6 +354,10 @@ def report_html(assignment: Assignment, results: list[Result], meta: RunMeta,
                        f"<td><span class='bar' style='width:{int(100 * rate)}px'></span></td></tr>")
     out.append("</table>")
 
+    if assignment.known_mistakes:
+        out.append(mistakes_report.section_html(mistakes_report.counts(assignment, results),
+                                                lambda f: _who(f, names)))
+
     manual_qs = [q for q in assignment.questions if q.manual]
     if manual_qs:
         links = ", ".join(f"<a href='manual/{esc(q.name)}.html'>{esc(q.name)}</a> ({num(q.points)} pt)"
@@ -421,8 +429,8 @@ def write_report(out_dir: Path, assignment: Assignment, results: list[Result], m
 def write_rows(out_dir: Path, assignment: Assignment, results: list[Result], meta: RunMeta,
                names: StudentNames = NO_NAMES) -> list[str]:
     """Every output file but report.html: results/, feedback/, grades.csv, questions.json, the
-    hand-grading pages, timings.json. Returns what writing the hand-grading pages said (for the
-    report and the terminal)."""
+    hand-grading pages, timings.json, mistakes.csv (for an assignment with named mistakes).
+    Returns what writing the hand-grading pages said (for the report and the terminal)."""
     (out_dir / "results").mkdir(parents=True, exist_ok=True)
     (out_dir / "feedback").mkdir(parents=True, exist_ok=True)
     for r in results:
@@ -432,6 +440,9 @@ def write_rows(out_dir: Path, assignment: Assignment, results: list[Result], met
         _write(out_dir / "feedback" / f"{r.stem}.html",
                feedback.page_html(md, f"{assignment.name}: {r.file}"))
     (out_dir / "grades.csv").write_bytes(grades_csv_bytes(grades_table(assignment, results)))
+    if assignment.known_mistakes:
+        (out_dir / "mistakes.csv").write_bytes(mistakes_report.csv_bytes(
+            mistakes_report.counts(assignment, results), sum(r.tests_ran for r in results)))
     _write(out_dir / "questions.json", handgrading.questions_json(assignment))
     notes: list[str] = []
     if any(q.manual for q in assignment.questions):

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from .inputs import lms_id
+from .mistakes import Named
 from .status import GradingStatus
 
 
@@ -55,6 +56,8 @@ class Result:
     cell_outputs: dict[int, str] = field(default_factory=dict)
     answer_code: list[dict] = field(default_factory=list)   # every answer cell, for autograder.similarity
     sha256: str = ""        # of the notebook's bytes as submitted: what a hand grade is given to
+    # the known mistakes the judge recognised in the failed questions (points are unchanged)
+    mistakes: list[Named] = field(default_factory=list)
 
     @property
     def total(self) -> float:

@@ -41,7 +41,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import inputs, provenance
+from . import inputs, mistakes, provenance
 from .assignment import Assignment
 from .provenance import Provenance
 from .results import CaseResult, Result
@@ -230,6 +230,7 @@ def result_from_json(d: dict) -> Result:
     d["figures"] = [(int(c), str(p)) for c, p in d.get("figures", [])]
     d["figure_notes"] = [(int(c), str(p)) for c, p in d.get("figure_notes", [])]
     d["cell_outputs"] = {int(k): v for k, v in d.get("cell_outputs", {}).items()}
+    d["mistakes"] = mistakes.from_json(d.get("mistakes"))
     names = {f.name for f in dataclasses.fields(Result)}
     return Result(**{k: v for k, v in d.items() if k in names})
 

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import cast
 
-from . import exercise_rules, inputs
+from . import exercise_rules, inputs, mistakes
 from .assignment import Assignment
 from .checks import hints
 from .csvcells import clean
@@ -73,6 +73,8 @@ def result(job: Job, asg: Assignment, memory: float) -> Result:
         if q.all_or_nothing and not all_passed:
             earned = 0.0
         res.question_points[q.name] = earned
+        if res.tests_ran and not all_passed:
+            res.mistakes += mistakes.named(asg.known_mistakes, q.name, job.mistakes.get(q.name))
     return res
 
 

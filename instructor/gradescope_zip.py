@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from autograder import exercise_rules, gradescope, shipped
+from autograder import exercise_rules, gradescope, mistakes, shipped
 from autograder.assignment import ASSIGNMENTS
 from autograder.assignment import PACKAGE_DIR as AUTOGRADER
 
@@ -105,18 +105,24 @@ python -m autograder.gradescope /autograder
 def engine_files(name: str) -> list[tuple[Path, str]]:
     """(file here, name in the zip) of the grading engine for `name`: autograder/*.py and its checks
     library (autograder/checks/, what the hidden tests call), this week's
-    grading material (assignment.json, tests, the exercises' rules, the blank notebook), the other
+    grading material (assignment.json, tests, the exercises' rules, the named mistakes, the blank
+    notebook), the other
     weeks' assignment.json (to recognise another week's notebook), the `course` package as this
     week's release ships it (autograder.shipped), and the stories text for the notebooks that train on it."""
     files = [(p, f"engine/autograder/{p.name}") for p in sorted(AUTOGRADER.glob("*.py"))]
     checks = AUTOGRADER / "checks"
     files += [(p, f"engine/autograder/checks/{p.relative_to(checks).as_posix()}")
               for p in sorted(checks.rglob("*.py")) if "__pycache__" not in p.parts]
-    material = ASSIGNMENTS / name       # tests and questions only: the grader's own answers stay here
+    # tests, questions and the named mistakes' pieces: the other mutants, the degenerate answers and
+    # the correct alternatives stay here
+    material = ASSIGNMENTS / name
     rules = material / exercise_rules.RULES_FILE
+    # the named mistakes and the right answers they are told apart from (autograder.mistakes)
+    named = [material / "mutants" / f"{m.name}.py"
+             for ms in mistakes.catalogue(material).values() for m in ms]
     files += [(p, f"engine/autograder/assignments/{name}/{p.relative_to(material).as_posix()}")
               for p in [material / "assignment.json", *sorted((material / "tests").glob("*.py")),
-                        *([rules] if rules.is_file() else [])]]
+                        *([rules] if rules.is_file() else []), *named]]
     files.append((NOTEBOOKS / f"{name}.ipynb", f"engine/autograder/assignments/{name}/{name}.ipynb"))
     # the other weeks' names and points only: how another week's notebook is recognised and refused
     files += [(p, f"engine/autograder/assignments/{p.parent.name}/assignment.json")

@@ -154,6 +154,7 @@ def write_gradebook(db_url: str, assignment: str, asg, results: list, students: 
                     grade.auto_score = 0.0 if held else points.get(gid, 0.0)   # not run: nothing earned
                     grade.needs_manual_grade = held
                     written += 1
+            _name_mistakes(gb, assignment, student, r)
             gb.db.commit()
             if held:
                 done.append(f"HELD {student}: {r.total:g} / {asg.max_points:g} automatic points not written "
@@ -163,6 +164,22 @@ def write_gradebook(db_url: str, assignment: str, asg, results: list, students: 
             done.append(f"{student}: {r.total:g} / {asg.max_points:g} automatic points ({written} cells)"
                         + ("" if r.grading.ok else f", {r.status}"))
     return done
+
+
+def _name_mistakes(gb, assignment: str, student: str, r) -> None:
+    """The named mistakes of each question (:mod:`autograder.mistakes`) as the automatic comment of
+    its first answer cell (``qN-answer``), which nbgrader's feedback shows beside the answer."""
+    from nbgrader.api import MissingEntry
+
+    by_question: dict[str, list[str]] = {}
+    for m in r.mistakes:
+        by_question.setdefault(m.question, []).append(f"The mistake, named: {m.sentence}.")
+    for q, lines in by_question.items():
+        try:
+            comment = gb.find_comment(f"{q}-answer", assignment, assignment, student)
+        except MissingEntry:
+            continue
+        comment.auto_comment = "\n".join(lines)
 
 
 class AutogradeFailed(GradingError):

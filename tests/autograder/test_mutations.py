@@ -63,3 +63,32 @@ def test_grading_leaves_the_stories_cache_intact(own_class):
     cached = data.cache_dir() / data.CACHE_NAME
     if cached.exists():
         assert data.check_cache(cached) is None
+
+
+@pytest.mark.parametrize("name", [n for n in BUILT if assignment.load(n).known_mistakes])
+def test_each_named_mistake_is_named_and_nothing_else_is(name, own_class):
+    """Graded through the engine, a named mistake's mutant is told its own mistake and only it; the
+    solution, the blank notebook, the correct alternatives and every other mutant are told none
+    (a known mistake is never said to a right answer, nor put on another mistake)."""
+    import json
+
+    batch = own_class(name)
+
+    def said(stem: str) -> list[str]:
+        doc = json.loads((batch.out / "results" / f"{stem}.json").read_text(encoding="utf-8"))
+        return [m["id"] for m in doc["mistakes"]]
+
+    for stem in ("solution", "blank"):
+        assert said(stem) == [], stem
+    named = 0
+    for stem, mutant in batch.mutants.items():
+        expected = [mutant.name] if mutant.named else []
+        assert said(stem) == expected, f"{mutant.name} ({mutant.why}) was told {said(stem)}"
+        named += mutant.named
+    for stem in [*batch.degenerates, *batch.shortcuts]:
+        assert said(stem) == SAME_AS_A_MISTAKE.get((name, stem), []), f"{stem} was told {said(stem)}"
+    assert named >= 6
+
+
+# degenerate answers that behave exactly like a named mistake (and are told so, rightly)
+SAME_AS_A_MISTAKE = {("08_causal", "degenerate__q1__switch_ignored"): ["masked_fill_not_assigned"]}

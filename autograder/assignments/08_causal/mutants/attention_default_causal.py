@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: Attention
 # why: the switch is on by default (causal=True), so Attention(q, k, v) no longer works as before
+# says: switches the mask on by default (causal=True), so Attention(q, k, v) no longer lets every site listen to every other
 def Attention(q, k, v, causal=True):
     energy = -(q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
     if causal:

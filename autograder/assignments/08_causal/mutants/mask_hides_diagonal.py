@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: Attention
 # why: diagonal=0 also hides site i from itself (the first row becomes NaN)
+# says: also hides each site from itself (the mask's diagonal), so the first site has nothing left to listen to and its weights are NaN
 def Attention(q, k, v, causal=False):
     energy = -(q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
     if causal:

@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: Attention
 # why: masks the lower triangle (tril): sites hear only the future
+# says: masks the past instead of the future (the lower triangle), so each site hears only the sites after it
 def Attention(q, k, v, causal=False):
     energy = -(q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
     if causal:

@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: Attention
 # why: one wrong line: makes the mask with q.shape[-1] (the vector length) instead of q.shape[-2] (the number of sites)
+# says: builds the mask with q.shape[-1] (the vector length) instead of q.shape[-2] (the number of sites)
 def Attention(q, k, v, causal=False):
     energy = -(q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
     if causal:

@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: Attention
 # why: softmax over the dot products but fills the future with +inf instead of -inf
+# says: fills the future's scores with +inf instead of -inf before the softmax, so the weights go to the future (or become NaN) instead of leaving it out
 def Attention(q, k, v, causal=False):
     dots = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if causal:
