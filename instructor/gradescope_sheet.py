@@ -7,7 +7,8 @@ Every field Gradescope's pages ask for, filled in for this notebook, so that nob
   submit, and what students see of the results and of their total under course.toml's
   ``[gradescope]`` visibility (:func:`student_view`), a held row's included;
 - the *Homework / Problem Set* for the questions graded by hand (the PDFs of ``course pdfs``): its
-  total points and its outline, one question per page, in notebook order.
+  total points, and its outline: the one ``course pdfs`` writes for the class's PDFs
+  (``outline.csv``), here as it is when every answer fits its page, in notebook order.
 
 The container and the timeout come from measurements, not from a rule of thumb:
 ``gradescope_limits.json`` beside this module (written by ``python -m benchmarks.gradescope_run
@@ -52,7 +53,7 @@ from pathlib import Path
 from autograder import gradescope
 from autograder.assignment import Assignment, load
 
-from . import publish
+from . import gradescope_pdf, publish
 
 LIMITS = Path(__file__).with_name("gradescope_limits.json")
 # Gradescope's Autograder Settings (the choices its page offers): (CPUs, memory in MB, its label)
@@ -213,7 +214,12 @@ def _hand_graded(by_hand: list) -> list[str]:
     hand = sum(q.points for q in by_hand)
     return ["## 2. The Homework / Problem Set (the questions graded by hand)", "",
             f"Total points **{num(hand)}**. Upload each student's PDF from `course pdfs DIR` "
-            "(*Manage Submissions -> Upload Submission*); page 1 is the cover. Outline:", "",
+            "(*Manage Submissions -> Upload Submission*); page 1 is the cover. Outline: the one "
+            "`course pdfs` writes, `outline.csv` beside the PDFs (and its last line on the terminal). "
+            "Every PDF of the class has each question on the same pages: as many as the class's "
+            "longest answer to it takes, at most "
+            f"{gradescope_pdf.QUESTION_PAGES} (a shorter answer is followed by blank pages). When "
+            "every answer fits its page, the outline is:", "",
             "| question | points | page |", "|---|---|---|",
             *[f"| {q.name} | {num(q.points)} | {page} |" for page, q in enumerate(by_hand, 2)], ""]
 
