@@ -7,7 +7,7 @@ all at once. The grader (root) makes one cgroup for the batch and one per submis
 submission's first process joins it (:func:`join`) before it drops its privileges and before any
 student code runs; an unprivileged process can never leave it.
 
-    batch = Batch.open(f"course-grade-{os.getpid()}")      # None where cgroups can't be used
+    batch = Batch.open(batch_name(), locks=LOCKS)          # None where cgroups can't be used
     group = batch.create("s00001-ab12cd", memory_bytes=4 * 2**30, max_tasks=512)
     ... the child calls join(group.procs_files) ...
     group.kill(); group.peak_memory(); group.oom_kills(); group.remove()
@@ -27,17 +27,41 @@ Two kinds, whichever the machine has:
 Where neither works (not root, no writable hierarchy) :meth:`Batch.open` returns None
 (:meth:`Batch.opened`: with the reason), and the grader keeps its per-process limits and says so in
 the report.
+
+Whose a batch cgroup is: the cgroup tree is the host's, and graders in PID namespaces of their own
+(containers, ``unshare -p``) share it without seeing each other's pids, so neither a cgroup's name
+nor a pid says that its grader is gone (two graders may even have the same pid). A batch cgroup is
+named ``course-grade-<pid>-<random>``, unique on the host, and its grader holds a lock file named
+after it in the grader's lock folder (``locks``) from before it makes it until it has removed it. A
+batch sweeps another's cgroup (kills its members, removes it) only when that lock file is there and
+free: its grader is gone. A cgroup without one (another lock folder's, an older grader's) is never
+touched.
 """
 from __future__ import annotations
 
 import errno
 import os
+import secrets
 import signal
 import time
 from pathlib import Path
 
+from . import locks as lockfiles
+
 NEEDED = ("memory", "pids", "cpu")
 ROOT = Path("/sys/fs/cgroup")
+PREFIX = "course-grade-"
+SIBLINGS = ("-grader", "-probe")     # folders a batch makes beside its own, named after it
+
+
+def batch_name() -> str:
+    """A batch cgroup's name, unique on the host: the pid (for people; it is only this PID
+    namespace's) and 48 random bits (two graders in two PID namespaces may have the same pid)."""
+    return f"{PREFIX}{os.getpid()}-{secrets.token_hex(6)}"
+
+
+def _lock_of(locks: Path, name: str) -> Path:
+    return locks / f"cgroup-{name}.lock"
 
 
 def _read(path: Path) -> str:
@@ -106,8 +130,10 @@ def _place(mount_root: str, mount_point: str, own: str) -> Path:
 
 
 def _procs(folder: Path) -> list[int]:
+    """The members' pids as this PID namespace numbers them. A member it does not show reads as 0
+    in a cgroup2 hierarchy: left out (kill(0) would be this process's own group)."""
     try:
-        return [int(x) for x in _read(folder / "cgroup.procs").split()]
+        return [pid for pid in map(int, _read(folder / "cgroup.procs").split()) if pid > 0]
     except (OSError, ValueError):
         return []
 
@@ -235,6 +261,7 @@ class Batch:
         self.folders = folders
         self.groups: list[Group] = []
         self._undo = undo or []
+        self._lock: tuple[int, Path] | None = None       # held while the batch's cgroup exists
 
     @property
     def note(self) -> str:
@@ -248,15 +275,22 @@ class Batch:
 
     # ------------------------------------------------------------ finding the hierarchies
     @classmethod
-    def open(cls, name: str, prefer: str | None = None, workers: int = 1) -> Batch | None:
+    def open(cls, name: str, prefer: str | None = None, workers: int = 1,
+             locks: Path | None = None) -> Batch | None:
         """Make the batch's cgroup; None when this machine gives no usable hierarchy
         (:meth:`opened` says why)."""
-        return cls.opened(name, prefer, workers)[0]
+        return cls.opened(name, prefer, workers, locks)[0]
 
     @classmethod
-    def opened(cls, name: str, prefer: str | None = None, workers: int = 1) -> tuple[Batch | None, str]:
+    def opened(cls, name: str, prefer: str | None = None, workers: int = 1,
+               locks: Path | None = None) -> tuple[Batch | None, str]:
         """Make the batch's cgroup: (it, its :attr:`note`), or (None, why not) when this machine gives
         no usable hierarchy.
+
+        ``locks``: the grader's lock folder. The batch holds its cgroup's lock file there for as long
+        as the cgroup exists, and sweeps the cgroups of the batches whose lock file there is free
+        (their graders are gone). Without it nothing is swept, and nothing proves this batch alive
+        to others: none of them sweeps its cgroup either.
 
         The batch's own CPU weight is ``workers`` times the default: its submissions share the
         processors equally among themselves, and together weigh against the rest of the machine
@@ -269,13 +303,20 @@ class Batch:
             own = own_cgroups()
         except OSError as exc:
             return None, f"no cgroups: {exc}"
+        # taken before the cgroup is made, let go only once it is removed (:meth:`close`)
+        lock = _lock_of(locks, name) if locks is not None else None
+        held = lockfiles.take(lock) if lock is not None else None
+        if lock is not None and held is None:
+            return None, f"no cgroups: another process holds the lock of the cgroup {name}"
         notes = []
         for kind in ([prefer] if prefer else ["v2", "v1"]):
             try:
-                batch = (cls._open_v2 if kind == "v2" else cls._open_v1)(name, found, own)
+                batch = (cls._open_v2 if kind == "v2" else cls._open_v1)(name, found, own, locks)
             except (OSError, CgroupUnavailable) as exc:
                 notes.append(f"{kind}: {exc}")
                 continue
+            if held is not None and lock is not None:
+                batch._lock = (held[0], lock)
             try:
                 if kind == "v2":
                     _write(batch.folders["v2"] / "cpu.weight", str(min(10_000, 100 * max(1, workers))))
@@ -284,10 +325,12 @@ class Batch:
             except OSError:
                 pass
             return batch, batch.note
+        if held is not None and lock is not None:
+            lockfiles.drop(held[0], lock)
         return None, "no usable cgroups (" + "; ".join(notes) + ")"
 
     @classmethod
-    def _open_v2(cls, name: str, found: list, own: dict[str, str]) -> Batch:
+    def _open_v2(cls, name: str, found: list, own: dict[str, str], locks: Path | None) -> Batch:
         v2 = [m for m in found if m[0] == "cgroup2"]
         if not v2 or "" not in own:
             raise CgroupUnavailable("no cgroup2 hierarchy")
@@ -319,8 +362,8 @@ class Batch:
                     raise
                 undo = [("leave", here, leaf)]
         batch_dir = here / name
-        _sweep_stale(here)
-        batch_dir.mkdir(exist_ok=True)
+        _sweep_stale([here], locks)
+        batch_dir.mkdir()
         try:
             _write(batch_dir / "cgroup.subtree_control", " ".join("+" + c for c in NEEDED))
         except OSError:
@@ -329,7 +372,7 @@ class Batch:
         return cls("v2", {"v2": batch_dir}, undo)
 
     @classmethod
-    def _open_v1(cls, name: str, found: list, own: dict[str, str]) -> Batch:
+    def _open_v1(cls, name: str, found: list, own: dict[str, str], locks: Path | None) -> Batch:
         folders: dict[str, Path] = {}
         for ctrl in NEEDED + ("freezer",):
             m = [x for x in found if x[0] == "cgroup" and ctrl in x[3]]
@@ -352,11 +395,11 @@ class Batch:
                 pass
             finally:
                 _rmdir(probe, wait=0)
+        _sweep_stale(list(folders.values()), locks)
         made: dict[str, Path] = {}
         try:
             for key, here in folders.items():
-                _sweep_stale(here)
-                (here / name).mkdir(exist_ok=True)
+                (here / name).mkdir()
                 made[key] = here / name
         except OSError:
             for f in made.values():
@@ -393,42 +436,83 @@ class Batch:
         return group
 
     def close(self) -> None:
-        """Remove every group and the batch's cgroup (killing anything still in them)."""
+        """Remove every group and the batch's cgroup (killing anything still in them), then let its
+        lock go: removed with the cgroup, or left free where a folder could not be removed, so that
+        the next batch sweeps what is left."""
+        gone = True
         for g in self.groups:
-            g.remove()
+            gone &= g.remove()
         self.groups = []
         for f in self.folders.values():
-            _rmdir(f)
+            gone &= _rmdir(f)
         for action, here, leaf in self._undo:
             if action == "leave":
                 try:
                     _write(here / "cgroup.subtree_control", " ".join("-" + c for c in NEEDED))
                     _write(here / "cgroup.procs", "0")
-                    _rmdir(leaf)
+                    gone &= _rmdir(leaf)
                 except OSError:
-                    pass
+                    gone = False
+        self._undo = []
+        if self._lock is not None:
+            fd, path = self._lock
+            if gone:
+                lockfiles.drop(fd, path)
+            else:
+                os.close(fd)
+            self._lock = None
 
 
 class CgroupUnavailable(RuntimeError):
     """This kind of cgroup can't be used here."""
 
 
-def _sweep_stale(here: Path) -> None:
-    """Remove batch cgroups left by graders that died (named course-grade-<pid>, that pid gone)."""
-    try:
-        entries = list(here.iterdir())
-    except OSError:
+def _owner(folder: str) -> str:
+    """The batch a ``course-grade-...`` folder belongs to (its own, or one it made beside it)."""
+    for suffix in SIBLINGS:
+        if folder.endswith(suffix):
+            return folder[:-len(suffix)]
+    return folder
+
+
+def _sweep_stale(heres: list[Path], locks: Path | None) -> None:
+    """Remove the batch cgroups (in every hierarchy ``heres``) whose graders are gone: those whose lock
+    file is in ``locks`` and free. Never one without it: a pid cannot say whether a grader in
+    another PID namespace lives, and a cgroup this grader cannot prove dead may hold another batch's
+    running submissions."""
+    if locks is None:
         return
-    for p in entries:
-        if not p.is_dir() or not p.name.startswith("course-grade-"):
+    owners: dict[str, list[Path]] = {}
+    for here in heres:
+        try:
+            entries = list(here.iterdir())
+        except OSError:
             continue
-        tail = p.name[len("course-grade-"):].split("-")[0]
-        if not tail.isdigit() or int(tail) == os.getpid() or os.path.exists(f"/proc/{tail}"):
-            continue
-        for child in [c for c in p.iterdir() if c.is_dir()]:
-            _kill_members([child], rounds=20)
-            _rmdir(child, wait=0.5)
-        _rmdir(p, wait=0.5)
+        for p in entries:
+            if p.name.startswith(PREFIX) and p.is_dir():
+                owners.setdefault(_owner(p.name), []).append(p)
+    for owner, folders in owners.items():
+        lock = _lock_of(locks, owner)
+        with lockfiles.left_behind(lock) as gone:
+            if not gone:
+                continue
+            removed = True
+            for p in folders:
+                try:
+                    children = [c for c in p.iterdir() if c.is_dir()]
+                except OSError:
+                    children = []
+                for folder in [*children, p]:
+                    # cgroup.kill reaches the members this PID namespace does not show, too
+                    if (folder / "cgroup.kill").exists():
+                        try:
+                            _write(folder / "cgroup.kill", "1")
+                        except OSError:
+                            pass
+                    _kill_members([folder], rounds=20)
+                    removed &= _rmdir(folder, wait=0.5)
+            if removed:
+                lock.unlink(missing_ok=True)
 
 
 def join(procs_files: list[str]) -> None:

@@ -286,7 +286,8 @@ class Scheduler:
 
     def _sweep(self, job: Job) -> None:
         """Kill every process of the submission: its cgroup at once where there is one (nothing can
-        leave it), else every process of its uid, else (weak mode) its tagged processes."""
+        leave it), else every process of its uid (one this batch holds on the whole host, so each
+        of them is this submission's), else (weak mode) its tagged processes."""
         if job.group is not None:
             job.group.kill()
         elif job.uid >= 0:
@@ -312,7 +313,10 @@ class Scheduler:
         if job.jmsg_r >= 0:
             self.intake.read_judge(job)
         self._cleanup(job)
-        self.free_uids.append(job.uid)
+        # the uid's holder may have been ended by student code (user mode): the slot's next uid is
+        # one this batch holds on the whole host again
+        pool = self.ws.pool
+        self.free_uids.append(pool.ensure(job.uid) if pool is not None else job.uid)
         return self._result(job)
 
     def _result(self, job: Job) -> Result:

@@ -140,8 +140,11 @@ class Workspace:
             self._warn_readable_inputs()
         elif self.mode == "weak":
             self.warnings.append(sandbox.MODE_NOTES["weak"])
-        # not as root: no reason said (the report has always read "No cgroups (): ..." there)
-        self.cg, why = cgroups.Batch.opened(f"course-grade-{os.getpid()}", workers=config.workers) \
+        # not as root: no reason said (the report has always read "No cgroups (): ..." there). Its
+        # name is unique on the host and its lock, in the grader's lock folder, proves it this live
+        # batch's to every other (a pid cannot, across PID namespaces)
+        self.cg, why = cgroups.Batch.opened(cgroups.batch_name(), workers=config.workers,
+                                            locks=sandbox.private_dir()) \
             if os.geteuid() == 0 else (None, "")
         self.cg_note = self.cg.note if self.cg else (
             "No cgroups (" + why.removeprefix("no cgroups: ") + "): memory, process and CPU "
@@ -253,9 +256,9 @@ class Workspace:
 
     # ------------------------------------------------------------ tear-down
     def close(self) -> None:
-        """Undo it all: every uid's processes killed, then the folders' modes put back (by the last
-        batch still running), the uids given back, the batch's cgroup removed, the private folder
-        deleted."""
+        """Undo it all: every uid's processes killed (each a uid this batch holds on the whole host,
+        so every process of it is this batch's), then the folders' modes put back (by the last batch
+        still running), the uids given back, the batch's cgroup removed, the private folder deleted."""
         if self.pool is not None:
             for uid in self.pool.uids:
                 sandbox.kill_uid(uid)

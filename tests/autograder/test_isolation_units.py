@@ -250,6 +250,35 @@ def test_cgroup_v2_files_are_written_as_the_kernel_expects(tmp_path, monkeypatch
     assert (group.oom_kills(), group.peak_memory()) == (1, 12345)
 
 
+def test_a_batch_cgroup_is_swept_only_when_its_lock_proves_its_grader_gone(tmp_path):
+    """Graders in PID namespaces of their own share the host's cgroup tree without seeing each
+    other's pids (and may have the same one): a batch's cgroup is another's to sweep only when its
+    lock file in the sweeper's lock folder is there and free, whatever its name says."""
+    from autograder import locks as lockfiles
+    here, folder = tmp_path / "grader.scope", tmp_path / "locks"
+    here.mkdir()
+    folder.mkdir()
+    names = {"alive": "course-grade-2-aaaaaaaaaaaa", "dead": "course-grade-2-bbbbbbbbbbbb",
+             "other_folder": "course-grade-1", "dead_leaf": "course-grade-7-cccccccccccc-grader"}
+    for name in names.values():
+        (here / name / "s00001-x").mkdir(parents=True)
+    held = lockfiles.take(folder / f"cgroup-{names['alive']}.lock")
+    assert held is not None
+    for dead in ("course-grade-2-bbbbbbbbbbbb", "course-grade-7-cccccccccccc"):
+        os.close(lockfiles.take(folder / f"cgroup-{dead}.lock")[0])    # its grader died: free
+    try:
+        cgroups._sweep_stale([here], folder)
+        assert sorted(p.name for p in here.iterdir()) == [names["other_folder"], names["alive"]]
+        # what was swept took its lock file along; the live batch's stays
+        assert [p.name for p in folder.iterdir()] == [f"cgroup-{names['alive']}.lock"]
+        cgroups._sweep_stale([here], None)              # no lock folder: nothing is anyone's to sweep
+        assert len(list(here.iterdir())) == 2
+    finally:
+        os.close(held[0])
+    assert cgroups.batch_name() != cgroups.batch_name()
+    assert cgroups.batch_name().startswith(f"course-grade-{os.getpid()}-")
+
+
 @pytest.mark.skipif(not ROOT, reason="cgroups need root")
 def test_a_real_cgroup_counts_the_whole_tree_and_kills_it_at_once():
     batch, why = cgroups.Batch.opened(f"course-grade-{os.getpid()}-unit", workers=3)

@@ -96,3 +96,20 @@ def tree(folder: Path) -> dict[str, bytes]:
     """{path below ``folder``: its bytes} of every file (what "left as it was" compares)."""
     return {p.relative_to(folder).as_posix(): p.read_bytes()
             for p in sorted(folder.rglob("*")) if p.is_file() and not p.is_symlink()}
+
+
+# In the namespace: /tmp and /var/tmp replaced by empty tmpfs, as systemd's PrivateTmp and Slurm's
+# job_container/tmpfs do, and the test's own folder (below the old /tmp) bound back at its own path
+# through a descriptor opened before (a path would lead into the new, empty /tmp).
+_PRIVATE_TMP = ('exec 3<"$1" && mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs /var/tmp && mkdir -p "$1" '
+                '&& mount --no-canonicalize --bind /proc/self/fd/3 "$1" && exec 3<&- && shift && {first}"$@"')
+
+
+def private_tmp(argv: list[str], keep: Path, pid_namespace: bool = False, first: str = "") -> list[str]:
+    """``argv`` run in a mount namespace of its own whose /tmp and /var/tmp are empty and its own, with
+    ``keep`` (a folder below /tmp: the test's) still there; in a PID namespace of its own too where
+    ``pid_namespace`` (its /proc shows its own processes only), ``first`` (shell) run before it."""
+    check_mount()
+    pid = ["--pid", "--fork", "--mount-proc"] if pid_namespace else []
+    return ["unshare", "--mount", *pid, "--propagation", "private", "sh", "-c",
+            _PRIVATE_TMP.format(first=first), "sh", str(keep), *argv]
