@@ -8,18 +8,28 @@ import json
 import re
 from typing import Any, cast
 
-SETUP_MARK = "# GIVEN: setup."   # the first line of every notebook's setup cell (instructor/build.py)
+SETUP_MARK = "# GIVEN: setup."   # the first line of every notebook's setup cell after its Colab title
+# Colab's form title (instructor/build.py writes one first in the setup cell, so that Colab shows
+# the cell collapsed): a comment everywhere else; an earlier release's setup cell has none
+COLAB_TITLE = re.compile(r"[ \t]*#@title\b[^\n]*(?:\n|$)")
+
+
+def is_setup(src: str) -> bool:
+    """Whether a code cell's source is a setup cell: SETUP_MARK first, after a Colab title if any."""
+    src = src.lstrip()
+    title = COLAB_TITLE.match(src)
+    return (src[title.end():].lstrip() if title else src).startswith(SETUP_MARK)
 
 
 def setup_cell(given_code: list[str]) -> str | None:
     """The blank notebook's setup cell, from its code cells."""
-    return next((src for src in given_code if src.startswith(SETUP_MARK)), None)
+    return next((src for src in given_code if is_setup(src)), None)
 
 
 def read_notebook(data: bytes, setup: str | None = None) -> tuple[list[dict] | None, str | None]:
     """The code cells of a notebook, or why it cannot be graded.
 
-    With `setup`, the notebook's own setup cell (its first code cell that starts with SETUP_MARK)
+    With `setup`, the notebook's own setup cell (its first code cell that :func:`is_setup`)
     is replaced by this one: the setup cell is the course's, not an answer, and a notebook
     released by an earlier build has an earlier version of it (which would otherwise read as the
     student's own code); whatever a student writes into it is not run."""
@@ -48,7 +58,7 @@ def read_notebook(data: bytes, setup: str | None = None) -> tuple[list[dict] | N
     if code is None:
         return None, problem
     if setup is not None:
-        first = next((c for c in code if c["source"].lstrip().startswith(SETUP_MARK)), None)
+        first = next((c for c in code if is_setup(c["source"])), None)
         if first is not None:
             first["source"] = setup
     return code, None

@@ -64,6 +64,7 @@ from pathlib import Path
 from typing import Any
 
 from . import master_format, outdir
+from .notebook import is_setup
 from .similarity_fingerprints import (
     COMMON,
     COMMON_MIN,
@@ -111,7 +112,6 @@ MAX_CHARS = 200_000        # characters kept per notebook
 WORKER_SECONDS = 600       # the comparing process's limit
 WORKER_MEMORY = 4 * 2**30
 
-SETUP_MARK = "# GIVEN: setup."
 QUESTION_NUMBER = re.compile(r"\*\*(?:Question\s+(\d+)\b|q(\d+)\b)")
 CHECK_CALL = re.compile(r"""^\s*(?:\w+\.)?check\(\s*["'][\w\-]+["']\s*\)\s*;?\s*$""")
 END_QUESTION = "<!-- END QUESTION -->"
@@ -156,7 +156,7 @@ def answer_code(nb: Any, course_code: list[str]) -> list[dict]:
         if lines and all(CHECK_CALL.match(x) for x in lines):
             current = ""
             continue
-        if not stripped or stripped in course or stripped.startswith(SETUP_MARK):
+        if not stripped or stripped in course or is_setup(stripped):
             continue
         if len(out) >= MAX_CELLS or total >= MAX_CHARS:
             break

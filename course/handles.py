@@ -51,7 +51,9 @@ if TYPE_CHECKING:
     import builtins  # Handle.type hides the built-in type in the class's body
 
 GIVEN_MARK = "# GIVEN"              # the first line of every GIVEN cell (the course's code)
-SETUP_MARK = "# GIVEN: setup."   # the first line of every notebook's setup cell (instructor/build.py)
+SETUP_MARK = "# GIVEN: setup."   # the first line of every notebook's setup cell after its Colab title
+# Colab's form title, the setup cell's first line (instructor/build.py; autograder/notebook.py reads it too)
+_COLAB_TITLE = re.compile(r"[ \t]*#@title\b[^\n]*(?:\n|$)")
 # the cell otter's executor puts first in a notebook it runs (otter/execute/preprocessor.py)
 _OTTER_CELL = re.compile(r'import sys\nsys\.path\.append\(r"[^"\n]*"\)\n?')
 # nbgrader's test cells (instructor/nbgrader/source.py writes them): the course's tests, run in place
@@ -241,6 +243,13 @@ class Transport:
         return self.request("get", h._root, target=h._target())._ref
 
 
+def _given(source: str) -> bool:
+    """Whether a cell's source is a GIVEN cell: GIVEN_MARK first, after a Colab title if it has one."""
+    source = source.lstrip()
+    title = _COLAB_TITLE.match(source)
+    return (source[title.end():].lstrip() if title else source).startswith(GIVEN_MARK)
+
+
 def _given_piece_failed(fn: Any, swaps: dict, args: Any, kwargs: Any, exc: Exception) -> str:
     """What to tell a student whose code called a piece the check put in place of a notebook name
     (this week's given ``Attention``, say), and that piece failed."""
@@ -317,14 +326,13 @@ class LocalTransport(Transport):
 
     def template(self) -> list[str] | None:
         """In the student's own process the blank notebook is not at hand; its GIVEN cells are
-        known by their first line, and are the course's (the setup cell uses sys and pip to find
-        and install the course, which a notebook's own code may not), and so is the cell otter's
-        executor puts first (nbgrader's test cells are left out of :meth:`cells`). A graded
-        definition in such a cell is still no answer (it counts as the blank template). Only
-        self-checks run here (and, until they go through the judge, Gradescope and nbgrader): the
-        judge reads the real blank notebook."""
-        return [c for c in self.cells()
-                if c.lstrip().startswith(GIVEN_MARK) or _OTTER_CELL.fullmatch(c)]
+        known by their first line (the setup cell's after its Colab title), and are the course's
+        (the setup cell uses sys and pip to find and install the course, which a notebook's own
+        code may not), and so is the cell otter's executor puts first (nbgrader's test cells are
+        left out of :meth:`cells`). A graded definition in such a cell is still no answer (it
+        counts as the blank template). Only self-checks run here (and, until they go through the
+        judge, Gradescope and nbgrader): the judge reads the real blank notebook."""
+        return [c for c in self.cells() if _given(c) or _OTTER_CELL.fullmatch(c)]
 
     def cells(self, obj: Any = None) -> list[str]:
         history = self.env.get("In")

@@ -64,7 +64,10 @@ ASSIGNMENTS = AUTOGRADER / "assignments"
 # so nothing the notebook defines later can change what it does.
 NAMESPACES = {"09_gpt": "page"}
 
-SETUP_TEMPLATE = r"""# GIVEN: setup. Run this cell first. On your own computer it finds the course
+# The setup cell's first line is Colab's form title: Colab shows the cell collapsed under it (Jupyter
+# reads a comment). The graders know the cell by the line after it (autograder/notebook.py is_setup).
+SETUP_TEMPLATE = r"""#@title Setup (run this first) { display-mode: "form" }
+# GIVEN: setup. Run this cell first. On your own computer it finds the course
 # next to this notebook; on Google Colab it downloads the course and installs the grader (once,
 # about 30 s). If something is missing it says what in one sentence and stops "Run all" here: do
 # what it says, then run this cell again.

@@ -16,7 +16,7 @@ from pathlib import Path
 import forgery
 import pytest
 
-from autograder.notebook import SETUP_MARK, read_notebook, setup_cell
+from autograder.notebook import SETUP_MARK, is_setup, read_notebook, setup_cell
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -49,16 +49,25 @@ torch.softmax = lambda *a, **k: torch.nn.functional.softmax(*a, **k)
 def _with_setup(path: Path, make) -> dict:
     nb = json.loads(path.read_text())
     cell = next(c for c in nb["cells"] if c["cell_type"] == "code"
-                and "".join(c["source"]).startswith(SETUP_MARK))
+                and is_setup("".join(c["source"])))
     cell["source"] = make("".join(cell["source"]))
     return nb
+
+
+def test_the_setup_cell_is_known_by_its_mark_after_colabs_title():
+    """Today's setup cell opens with Colab's form title (instructor/build.py), an earlier release's
+    with the mark itself: both are the setup cell; a title alone, or the mark further down, is not."""
+    title = '#@title Setup (run this first) { display-mode: "form" }\n'
+    assert is_setup(title + SETUP_MARK + " Run this cell first.\nNOTEBOOK = 1")
+    assert is_setup(SETUP_MARK + " Run this cell first.\nNOTEBOOK = 1")
+    assert not is_setup(title + "import sys") and not is_setup("x = 1\n" + SETUP_MARK)
 
 
 def test_the_setup_cell_is_replaced_by_the_blank_notebooks_own():
     blank = json.loads(forgery.BLANK.read_text())
     given = ["".join(c["source"]) for c in blank["cells"] if c["cell_type"] == "code"]
     today = setup_cell(given)
-    assert today and today.startswith(SETUP_MARK)
+    assert today and today.startswith('#@title') and is_setup(today)   # Colab's title, then the mark
     old = _with_setup(forgery.BLANK, lambda _: OLD_SETUP + ANSWER)
     cells, problem = read_notebook(json.dumps(old).encode(), today)
     assert problem is None

@@ -477,11 +477,11 @@ def test_a_self_check_counts_the_notebooks_setup_cell_as_the_courses():
     import json
     from pathlib import Path
 
-    from autograder.notebook import SETUP_MARK
+    from autograder.notebook import SETUP_MARK, is_setup
     from course import handles
     nb = json.loads((Path(__file__).parents[2] / "notebooks" / "03_attention.ipynb").read_text())
     setup = next("".join(c["source"]) for c in nb["cells"]
-                 if c["cell_type"] == "code" and "".join(c["source"]).startswith(SETUP_MARK))
+                 if c["cell_type"] == "code" and is_setup("".join(c["source"])))
     assert handles.SETUP_MARK == SETUP_MARK
     assert static_uses([setup, HONEST], ["Attention"]) != []           # sys, read as the student's
     otter = 'import sys\nsys.path.append(r"/autograder/submission")'       # otter's executor adds it

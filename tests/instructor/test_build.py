@@ -71,6 +71,44 @@ def test_master_layout(name):
     assert build.questions(nb), "a notebook without questions"
     setup = next(c.source for c in nb.cells if "setup" in c.metadata.get("tags", []))
     assert f'NOTEBOOK = "{name}"' in setup
+    # Colab shows the cell collapsed under its title; the graders know it by the mark after it
+    assert setup.startswith('#@title Setup (run this first) { display-mode: "form" }\n# GIVEN: setup.')
+
+
+@pytest.mark.parametrize("name", build.masters())
+def test_hand_graded_questions_end_with_what_full_marks_are(name):
+    """The text of every hand-graded question ends with one `**Full marks:**` paragraph: what a
+    full-marks answer contains, in the student's words."""
+    from autograder import master_format as mf
+    prompts: dict[str, str] = {}
+    answered: set[str] = set()
+    for place in mf.walk(build.read_master(name).cells):
+        q = place.question
+        if q is None or not q.manual:
+            continue
+        if place.region == "solution":
+            answered.add(q.name)
+        elif place.region is None and q.name not in answered and place.cell.cell_type == "markdown":
+            prompts[q.name] = place.cell.source                 # the last text before the answer
+    manual = [q.name for q in mf.questions(build.read_master(name).cells) if q.manual]
+    assert sorted(prompts) == sorted(manual), "a hand-graded question without its text"
+    for q, text in prompts.items():
+        last = text.rstrip().split("\n\n")[-1]
+        assert last.startswith("**Full marks:** ") and last.count("**Full marks:**") == 1, \
+            f"{name} {q}: its text should end with one '**Full marks:** ...' paragraph"
+
+
+@pytest.mark.parametrize("name", build.masters())
+def test_every_answer_cell_says_what_goes_in_it(name):
+    """No answer cell of the student notebook is empty: a code cell whose answer is all solution
+    shows the master's `# BEGIN PROMPT` comment (`# Your answer to Q8, part 2 of 3: ...`), a markdown
+    one Otter's "Type your answer here"."""
+    student = ROOT / "notebooks" / f"{name}.ipynb"
+    if not student.exists():
+        pytest.skip("not built")
+    empty = [i for i, cell in enumerate(nbformat.read(student, as_version=4).cells)
+             if "otter_answer_cell" in cell.metadata.get("tags", []) and not cell.source.strip()]
+    assert empty == [], f"{name}: answer cells {empty} are empty: say what goes in them"
 
 
 def test_reference_namespace_has_the_solutions_classes():
