@@ -281,29 +281,28 @@ def run_cases(t: PipeTransport, tests: Tests, case_timeout: float, report: Any,
             name_mistakes(t, q, test, case_timeout, report)
 
 
+PROBE_SECONDS = 10.0          # for naming one question's mistakes: seven small calls of one piece
+
+
 def name_mistakes(t: PipeTransport, q: str, test: dict, case_timeout: float, report: Any) -> None:
     """After every case has been reported: the known mistakes of question ``q`` that the student's
     pieces behave like (:mod:`autograder.checks.mistakes`), reported as ``{"t": "mistake"}``. Nothing
-    here changes a point: a piece that cannot be asked, raises everywhere or runs out of time names
-    nothing."""
+    here changes the row: a piece that cannot be asked, raises everywhere, runs out of time or ends
+    its process names nothing, and the row's status is what its tests made it."""
     from .checks import mistakes
     report({"t": "probe", "q": q})
     ids: list[str] = []
-    t.deadline = time.monotonic() + case_timeout
+    t.deadline = time.monotonic() + min(case_timeout, PROBE_SECONDS)
     try:
-        for piece in dict.fromkeys(m["piece"] for m in test["mistakes"]):
+        def lookup(piece: str) -> Any:
             found, _missing = t.lookup([piece], reset=True)
-            if found.get(piece) is None:
-                continue
             _seed_everything()
-            ids += mistakes.name(handles.student(found[piece]), piece,
-                                 [m for m in test["mistakes"] if m["piece"] == piece],
-                                 [r["code"] for r in test.get("right", []) if r["piece"] == piece],
-                                 (StudentGone, handles.StudentTimeout))
-    except StudentGone:
-        raise
-    except Exception:
+            return None if found.get(piece) is None else handles.student(found[piece])
+
+        ids = mistakes.name_all(lookup, test, t.template() or [], (StudentGone, handles.StudentTimeout))
+    except Exception:         # the process gone or out of time here says nothing of its tests
         ids = []
+        t.gone = None
     finally:
         t.deadline = float("inf")
         t.callbacks.clear()

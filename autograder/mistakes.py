@@ -18,7 +18,7 @@ from pathlib import Path
 
 HEADER_KEYS = ("question", "expect", "replaces", "why", "hint", "says")
 # the pieces a judge can run on its own inputs (autograder.checks.mistakes.PROBES has one for each)
-PIECES = ("Attention",)
+PIECES = ("Attention", "Head", "MultiHead", "Block")
 MAX_NAMED = 3                       # mistakes named for one question: more would say nothing
 
 
@@ -68,19 +68,33 @@ def read_mutant(path: Path) -> Mutant:
 
 def catalogue(folder: Path) -> dict[str, list[Mutant]]:
     """By question (in file order): the named mistakes of an assignment's folder, and the known
-    right answers of the same pieces (a student's piece that behaves like one is named nothing)."""
+    right answers of the pieces the judge runs (a student's piece that behaves like one is named
+    nothing). A right answer named ``given_*`` changes a GIVEN piece on purpose, to show that the
+    question's own piece keeps its points: it is no right answer of the piece it changes."""
     found: dict[str, list[Mutant]] = {}
     for path in sorted((folder / "mutants").glob("*.py")):
         m = read_mutant(path)
-        if m.named or (m.expect == "pass" and m.replaces in PIECES):
+        if m.named or (m.expect == "pass" and m.replaces in PIECES and not m.name.startswith("given_")):
             found.setdefault(m.question, []).append(m)
     return {q: ms for q, ms in found.items() if any(m.named for m in ms)}
 
 
+def pieces(question: list[Mutant]) -> list[str]:
+    """The pieces the judge runs for a question, inner first (:data:`PIECES`' order): those of its
+    named mistakes, and those with right answers before them (a piece is run only when every piece
+    before it behaved like a right answer: a wrong inner piece would make its outer pieces look like
+    another mistake)."""
+    named = [PIECES.index(m.replaces) for m in question if m.named]
+    known = {m.replaces for m in question}
+    return [p for p in PIECES[:max(named) + 1] if p in known] if named else []
+
+
 def payload(mutants: list[Mutant]) -> dict[str, list]:
-    """What the judge gets for one question: the named mistakes' code by id and the right answers'."""
-    return {"mistakes": [{"id": m.name, "piece": m.replaces, "code": m.code} for m in mutants if m.named],
-            "right": [{"piece": m.replaces, "code": m.code} for m in mutants if not m.named]}
+    """What the judge gets for one question: the pieces to run in order, the named mistakes' code by
+    id and the right answers'."""
+    return {"pieces": pieces(mutants),
+            "mistakes": [{"id": m.name, "piece": m.replaces, "code": m.code} for m in mutants if m.named],
+            "right": [{"id": m.name, "piece": m.replaces, "code": m.code} for m in mutants if not m.named]}
 
 
 @dataclass(frozen=True)

@@ -14,44 +14,71 @@ import pytest
 from autograder import assignment, mistakes, mistakes_report
 from autograder.checks import mistakes as judge_side
 from autograder.results import Result
+from course import handles
 
 WITH_CATALOGUE = [n for n in assignment.names() if assignment.load(n).known_mistakes]
 
 
-def test_the_catalogue_covers_attention_in_03_and_08():
-    assert {"03_attention", "08_causal"} <= set(WITH_CATALOGUE)
+def test_the_catalogue_covers_the_pieces_of_03_to_08():
+    assert {"03_attention", "04_head", "05_multihead", "06_block", "08_causal"} <= set(WITH_CATALOGUE)
     assert sum(m.named for n in WITH_CATALOGUE for ms in assignment.load(n).known_mistakes.values()
-               for m in ms) >= 15
+               for m in ms) >= 35
+
+
+def _local(code: str, piece: str, names: dict):
+    """A known answer's piece as a student's, behind a handle (as a check in the notebook sees it)."""
+    return handles.student(judge_side.known(code, piece, names))
 
 
 @pytest.mark.parametrize("name", WITH_CATALOGUE)
 def test_every_named_mistake_is_told_apart_and_named_when_it_is_the_students(name):
-    for question, known in assignment.load(name).known_mistakes.items():
-        named = [m for m in known if m.named]
-        right = [m for m in known if not m.named]
-        assert right, f"{name} {question}: no right answer to tell the mistakes apart from"
+    """Each named mistake, as a student's piece, is named itself and nothing else; each right answer
+    behaves as right; every piece the judge runs has right answers to be told apart from."""
+    asg = assignment.load(name)
+    for question, known in asg.known_mistakes.items():
         payload = mistakes.payload(known)
-        for m in named:
-            piece = judge_side.known(m.code, m.replaces)
-            found = judge_side.name(piece, m.replaces, payload["mistakes"],
-                                    [r["code"] for r in payload["right"]])
-            assert found == [m.name], f"{name} {m.name} ({m.why}): named {found}"
-        for r in right:
-            piece = judge_side.known(r.code, r.replaces)
-            assert judge_side.name(piece, r.replaces, payload["mistakes"],
-                                   [x["code"] for x in payload["right"]]) == [], f"{name} {r.name} was named"
+        names = judge_side.context(asg.given_code, payload["right"])
+        for piece in payload["pieces"]:
+            assert any(r["piece"] == piece for r in payload["right"]), f"{name} {question} {piece}"
+        for m in known:
+            kind, found = judge_side.name(_local(m.code, m.replaces, names), m.replaces,
+                                          [x for x in payload["mistakes"] if x["piece"] == m.replaces],
+                                          payload["right"], asg.given_code)
+            if m.named:
+                assert (kind, found) == (judge_side.NAMED, [m.name]), f"{name} {m.name} ({m.why})"
+            else:
+                assert (kind, found) == (judge_side.RIGHT, []), f"{name} {m.name} is not right"
+
+
+def test_an_outer_piece_is_not_named_while_an_inner_one_is_wrong():
+    """08: a MultiHead that drops the causal switch makes a right Block behave like one that ignores
+    it; the judge names the MultiHead's mistake and stops there."""
+    asg = assignment.load("08_causal")
+    payload = mistakes.payload(asg.known_mistakes["q1"])
+    names = judge_side.context(asg.given_code, payload["right"])
+    wrong = next(m for m in asg.known_mistakes["q1"] if m.name == "multihead_drops_causal")
+    judge_side._define(wrong.code, names)                 # the student's MultiHead, under their Block
+    block = next(r for r in payload["right"] if r["piece"] == "Block")
+    right_block = _local(block["code"], "Block", names)
+    assert judge_side.name(right_block, "Block", [m for m in payload["mistakes"] if m["piece"] == "Block"],
+                           payload["right"], asg.given_code)[1] == ["block_ignores_causal"]
+    first = {p: next(r["code"] for r in payload["right"] if r["piece"] == p) for p in ("Attention", "Head")}
+    pieces = {"Attention": _local(first["Attention"], "Attention", names),
+              "Head": _local(first["Head"], "Head", names),
+              "MultiHead": _local(wrong.code, "MultiHead", names), "Block": right_block}
+    assert judge_side.name_all(pieces.get, payload, asg.given_code) == ["multihead_drops_causal"]
 
 
 def test_a_piece_that_raises_everywhere_or_gives_no_tensors_is_named_nothing():
     known = assignment.load("03_attention").known_mistakes["q1"]
     payload = mistakes.payload(known)
-    right = [r["code"] for r in payload["right"]]
 
     def raises(*args, **kwargs):
         raise ValueError("no")
 
-    assert judge_side.name(raises, "Attention", payload["mistakes"], right) == []
-    assert judge_side.name(lambda *a, **k: None, "Attention", payload["mistakes"], right) == []
+    for piece in (raises, lambda *a, **k: None):
+        assert judge_side.name(piece, "Attention", payload["mistakes"], payload["right"]) == (
+            judge_side.UNKNOWN, [])
 
 
 def test_the_judges_ids_are_data_read_against_the_catalogue():

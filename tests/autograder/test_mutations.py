@@ -85,10 +85,12 @@ def test_each_named_mistake_is_named_and_nothing_else_is(name, own_class):
         expected = [mutant.name] if mutant.named else []
         assert said(stem) == expected, f"{mutant.name} ({mutant.why}) was told {said(stem)}"
         named += mutant.named
-    for stem in [*batch.degenerates, *batch.shortcuts]:
-        assert said(stem) == SAME_AS_A_MISTAKE.get((name, stem), []), f"{stem} was told {said(stem)}"
-    assert named >= 6
+    told = {stem: said(stem) for stem in [*batch.degenerates, *batch.shortcuts] if said(stem)}
+    assert told == {stem: ids for (nb, stem), ids in SAME_AS_A_MISTAKE.items() if nb == name}
+    assert named >= 4
 
 
 # degenerate answers that behave exactly like a named mistake (and are told so, rightly)
-SAME_AS_A_MISTAKE = {("08_causal", "degenerate__q1__switch_ignored"): ["masked_fill_not_assigned"]}
+SAME_AS_A_MISTAKE = {("08_causal", "degenerate__q1__switch_ignored"): ["masked_fill_not_assigned"],
+                     ("04_head", "degenerate__q1__values_uniform_weights"): ["returns_values"],
+                     ("04_head", "degenerate__q1__ignores_K"): ["q_for_keys"]}

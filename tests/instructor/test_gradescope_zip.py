@@ -72,7 +72,12 @@ def test_zip_carries_the_engine_the_cpu_torch_pins_and_no_otter_grading(autograd
             f"engine/autograder/assignments/{NAME}/tests/q1.py",
             f"engine/autograder/assignments/{NAME}/{NAME}.ipynb"} <= names
     material = [n for n in names if n.startswith("engine/autograder/assignments/")]
-    assert not any("/mutants/" in n or n.endswith("/degenerate.py") for n in material), "the grader's answers"
+    # the grader's answers stay out, but for the named mistakes and the right answers of their
+    # pieces, which the judge runs beside a failing student's piece (autograder.mistakes)
+    named = {f"engine/autograder/assignments/{NAME}/mutants/{m.name}.py"
+             for ms in load(NAME).known_mistakes.values() for m in ms}
+    assert {n for n in material if "/mutants/" in n} == named
+    assert not any(n.endswith("/degenerate.py") or "/correct/" in n for n in material), "the grader's answers"
     assert not any(n.startswith(("tests/", "files/")) for n in names), "Otter's copy of the tests"
     assert "run_otter.py" not in names and "otter" not in run.split("mamba activate otter-env")[-1]
     assert not any("solution" in n.lower() and n.endswith(".ipynb") for n in names)

@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: Head
 # why: writes the attention inline with a softmax over dim=1: right for one sentence, wrong for a batch
+# says: takes the softmax over dim=1, which is right for one sentence but in a batch runs over the query sites instead of the key sites (dim=-1)
 class Head(nn.Module):
     def __init__(self, dim, head_dim):
         super().__init__()

@@ -3,6 +3,7 @@
 # replaces: Head
 # why: copy-paste slip: the keys are made with self.Q, so K is never used
 # hint: head.weights does not change when K changes
+# says: makes the keys with self.Q instead of self.K, so the keys are the queries
 class Head(nn.Module):
     def __init__(self, dim, head_dim):
         super().__init__()

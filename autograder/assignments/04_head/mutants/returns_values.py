@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: Head
 # why: returns the values v instead of what Attention made of them
+# says: returns the values V(x) instead of what Attention made of them
 class Head(nn.Module):
     def __init__(self, dim, head_dim):
         super().__init__()

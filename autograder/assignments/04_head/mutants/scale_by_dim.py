@@ -3,6 +3,7 @@
 # replaces: Head
 # why: writes the attention inline and divides by sqrt(dim) instead of sqrt(head_dim)
 # hint: divide by sqrt(head_dim)
+# says: divides by the square root of dim (the input width) instead of head_dim (the length of the query vectors)
 class Head(nn.Module):
     def __init__(self, dim, head_dim):
         super().__init__()

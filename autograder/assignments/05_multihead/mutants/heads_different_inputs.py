@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: MultiHead
 # why: gives the first head x but every other head 1.5 * x (not every head the same x)
+# says: does not give every head the same x
 class MultiHead(nn.Module):
     def __init__(self, dim, heads):
         super().__init__()

@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: MultiHead
 # why: stacks the heads on a new last index and flattens, which interleaves their components
+# says: interleaves the heads' components (stacking them on a new last axis, then flattening) instead of putting each head's output side by side
 class MultiHead(nn.Module):
     def __init__(self, dim, heads):
         super().__init__()

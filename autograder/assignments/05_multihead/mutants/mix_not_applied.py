@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: MultiHead
 # why: makes self.mix but forgets to apply it
+# says: makes self.mix but never applies it to the joined heads
 class MultiHead(nn.Module):
     def __init__(self, dim, heads):
         super().__init__()

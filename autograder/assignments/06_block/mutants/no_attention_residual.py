@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: Block
 # why: replaces x by the attention output instead of adding to it
+# says: replaces x by the attention's output instead of adding it to x (the residual connection around the attention is missing)
 class Block(nn.Module):
     def __init__(self, dim, heads):
         super().__init__()

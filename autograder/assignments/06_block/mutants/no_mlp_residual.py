@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: Block
 # why: replaces x by the mlp output instead of adding to it
+# says: replaces x by the MLP's output instead of adding it to x (the residual connection around the MLP is missing)
 class Block(nn.Module):
     def __init__(self, dim, heads):
         super().__init__()

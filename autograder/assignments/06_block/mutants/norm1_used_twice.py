@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: Block
 # why: makes norm2 but applies norm1 before the mlp as well
+# says: normalises with norm1 before the MLP too, instead of with norm2
 class Block(nn.Module):
     def __init__(self, dim, heads):
         super().__init__()

@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: Block
 # why: uses norm2 before the attention and norm1 before the mlp
+# says: uses norm2 before the attention and norm1 before the MLP
 class Block(nn.Module):
     def __init__(self, dim, heads):
         super().__init__()

@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: Block
 # why: post-norm: normalises after adding (the original 2017 transformer) instead of before
+# says: normalises after adding (post-norm, as the 2017 transformer did) instead of normalising the input of each part (pre-norm)
 class Block(nn.Module):
     def __init__(self, dim, heads):
         super().__init__()

@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: Block
 # why: uses ReLU instead of GELU in the mlp
+# says: uses ReLU instead of GELU in the MLP
 class Block(nn.Module):
     def __init__(self, dim, heads):
         super().__init__()

@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: Block
 # why: makes its MultiHead with causal=True whatever the argument says
+# says: makes its MultiHead causal whatever causal says
 class Block(nn.Module):
     def __init__(self, dim, heads, causal=False):
         super().__init__()

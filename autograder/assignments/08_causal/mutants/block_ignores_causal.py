@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: Block
 # why: Block takes causal but does not pass it on to MultiHead
+# says: takes causal but does not pass it on to its MultiHead, so it never masks
 class Block(nn.Module):
     def __init__(self, dim, heads, causal=False):
         super().__init__()

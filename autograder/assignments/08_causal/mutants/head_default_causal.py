@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: Head
 # why: the switch is on by default (causal=True): Head(dim, head_dim) is causal
+# says: is causal by default (causal=True), so Head(dim, head_dim) no longer lets every site listen to every other
 class Head(nn.Module):
     def __init__(self, dim, head_dim, causal=True):
         super().__init__()

@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: Head
 # why: takes causal but never saves it or passes it to Attention
+# says: takes causal but never passes it on to Attention, so it never masks
 class Head(nn.Module):
     def __init__(self, dim, head_dim, causal=False):
         super().__init__()

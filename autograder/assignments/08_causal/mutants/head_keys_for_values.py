@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: Head
 # why: one wrong line when adding the switch: hands K(x) to Attention twice, for the keys and the values
+# says: hands K(x) to Attention for the values too, instead of V(x)
 class Head(nn.Module):
     def __init__(self, dim, head_dim, causal=False):
         super().__init__()

@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: MultiHead
 # why: takes causal but makes its heads without it
+# says: takes causal but makes its heads without it, so it never masks
 class MultiHead(nn.Module):
     def __init__(self, dim, heads, causal=False):
         super().__init__()

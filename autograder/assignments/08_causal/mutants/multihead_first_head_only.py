@@ -2,6 +2,7 @@
 # expect: fail
 # replaces: MultiHead
 # why: hands causal to the first head only
+# says: hands causal to its first head only
 class MultiHead(nn.Module):
     def __init__(self, dim, heads, causal=False):
         super().__init__()
