@@ -39,9 +39,17 @@ class Events(Protocol):
         """Stop watching ``fd`` (it is closed right after)."""
 
 
-def fatal_status(reason: str) -> str:
+AFTER_CELLS = GradingStatus(Status.GRADING_ERROR, "the notebook's process stopped after its cells ran; "
+                            "grade this one again").text
+
+
+def fatal_status(reason: str, after_cells: bool = False) -> str:
     """The status of a row whose process reported that it could not run: one of FATAL_KINDS with
-    its detail cleaned and cut, or the process's own words, marked as such."""
+    its detail cleaned and cut, or the process's own words, marked as such. Said once its cells have
+    run (``after_cells``), it is whatever the notebook's code chose to say, when it chose (after a
+    failed test, say): the row is to be graded again, never read as unreadable or exported."""
+    if after_cells:
+        return AFTER_CELLS
     kind, _, detail = reason.partition(": ")
     if kind in FATAL_KINDS:
         return GradingStatus(FATAL_KINDS[kind], clean(detail, 200)).text
@@ -153,7 +161,7 @@ class Intake:
         if t == "ready" and job.ready_at is None:
             job.ready_at = now
         elif t == "fatal" or (t == "unreadable" and job.cells_done is None):
-            job.fatal = fatal_status(msg["reason"])
+            job.fatal = job.fatal or fatal_status(msg["reason"], job.cells_done is not None)
             if msg.get("traceback"):
                 print(f"course grade: {job.sub.file}: {msg['traceback']}", file=sys.stderr)
         elif t == "cell" and job.cells_done is None:

@@ -248,7 +248,8 @@ def run_cases(t: PipeTransport, tests: Tests, case_timeout: float, report: Any,
         filename = f"<test {q}>"
         lines = test["source"].split("\n")
         if q != current:
-            report({"t": "test", "q": q})
+            if not t.gone:            # the row's status names the question where the notebook was lost
+                report({"t": "test", "q": q})
             current = q
         if barred[q]:                 # the course's own answer, or what the text says to do without
             report({"t": "case", "q": q, "i": i, "passed": False,
@@ -290,6 +291,9 @@ def name_mistakes(t: PipeTransport, q: str, test: dict, case_timeout: float, rep
     here changes the row: a piece that cannot be asked, raises everywhere, runs out of time or ends
     its process names nothing, and the row's status is what its tests made it."""
     from .checks import mistakes
+    if t.gone:                # the process ended or stopped answering in the tests: that is the row's
+        report({"t": "mistake", "q": q, "ids": []})
+        return
     report({"t": "probe", "q": q})
     ids: list[str] = []
     t.deadline = time.monotonic() + min(case_timeout, PROBE_SECONDS)
@@ -302,7 +306,7 @@ def name_mistakes(t: PipeTransport, q: str, test: dict, case_timeout: float, rep
         ids = mistakes.name_all(lookup, test, t.template() or [], (StudentGone, handles.StudentTimeout))
     except Exception:         # the process gone or out of time here says nothing of its tests
         ids = []
-        t.gone = None
+        t.gone = None         # (it was None before: see above)
     finally:
         t.deadline = float("inf")
         t.callbacks.clear()

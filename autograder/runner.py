@@ -573,7 +573,10 @@ def serve(env: dict, requests_fd: int, answers_fd: int) -> None:
         finally:
             _alarm(0)
         answer["id"] = request_id
-        send(answer, server.refer)
+        try:
+            send(answer, server.refer)
+        except BrokenPipeError:       # the judge gave up on this request and is gone: nothing to answer
+            return
 
 
 class _FrameReader:

@@ -135,7 +135,7 @@ def answer_code(nb: Any, course_code: list[str]) -> list[dict]:
         return []
     course = {c.strip() for c in course_code}
     out: list[dict] = []
-    current, total = "", 0
+    current, total, setup_seen = "", 0, False
     for i, cell in enumerate(cells):
         if not isinstance(cell, dict):
             continue
@@ -156,7 +156,10 @@ def answer_code(nb: Any, course_code: list[str]) -> list[dict]:
         if lines and all(CHECK_CALL.match(x) for x in lines):
             current = ""
             continue
-        if not stripped or stripped in course or is_setup(stripped):
+        if is_setup(stripped) and not setup_seen:     # the course's, as the grader runs it: only the
+            setup_seen = True                         # first (a later one runs as the student's)
+            continue
+        if not stripped or stripped in course:
             continue
         if len(out) >= MAX_CELLS or total >= MAX_CHARS:
             break

@@ -24,6 +24,13 @@ if TYPE_CHECKING:           # the grader's own process reads hints (verdict) wit
     from course.handles import StudentError  # the judge (it has torch already) builds them
 
 MARK = "Hint: "             # how a case's message starts when the check raised a Hint
+# what the course's code raises, outside the student's lines, when a check asks a network for a layer,
+# parameter or method by the name the notebook gives it and it is not there (set_params of Q.weight,
+# MultiHead's mix, a ModuleList called like a Sequential): the gate's words alone would name another
+# cause. The error's own text is not shown: after a hidden test's inputs, it could carry them out.
+NAMED_PIECE_ERRORS = ("KeyError", "AttributeError", "NotImplementedError")
+NAMES = ("a layer, parameter or method the check asks for by the name the notebook gives it is not "
+         "there: keep the notebook's names and kinds of layers")
 CRASH = "Crash: "           # ... and when the student's code raised, at a line the grader can show
 _END = "\n\n"               # where the hint ends and the judge's own account begins
 
@@ -49,6 +56,8 @@ def gate(text: str) -> Iterator[None]:
     except StudentError as error:
         if error.line or isinstance(error, StudentTimeout):
             raise Hint(f"{text} ({crash(error, 'code')})") from None
+        if error_kind(error) in NAMED_PIECE_ERRORS:
+            raise Hint(f"{text} ({NAMES})") from None
         raise Hint(text) from None
     except Exception:
         raise Hint(text) from None
@@ -96,6 +105,8 @@ def judge_message(exc: BaseException, account: str, hidden: bool = True) -> str:
         if not hidden:
             return f"{account}\n(in your code at `{exc.line}`)"
         return f"{CRASH}{crash(exc, 'code')}{_END}{account}"
+    if isinstance(exc, StudentError) and hidden and error_kind(exc) in NAMED_PIECE_ERRORS:
+        return f"{CRASH}{NAMES}{_END}{account}"
     return account
 
 

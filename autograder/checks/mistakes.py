@@ -39,12 +39,13 @@ def _draw(g: torch.Generator, *shape: int) -> torch.Tensor:
 
 
 def _attention() -> list[Probe]:
-    """One sentence and batches (L, d and the batch size apart, and once the batch size equal to d,
-    so that a transposed batch does not simply raise), large energies (a mask applied too late shows
-    only when one weight takes almost everything) and the causal flag where the piece has one."""
+    """One sentence and batches (L, d and the batch size apart; the batch size equal to d, and all
+    three equal, so that a batch transposed the wrong way does not simply raise), large energies (a
+    mask applied too late shows only when one weight takes almost everything) and the causal flag
+    where the piece has one."""
     g = torch.Generator().manual_seed(SEED)
     probes = []
-    for shape in ((5, 3), (2, 5, 3), (3, 4, 3)):
+    for shape in ((5, 3), (2, 5, 3), (3, 4, 3), (3, 3, 3)):
         probes.append(Probe(None, [((_draw(g, *shape), _draw(g, *shape), _draw(g, *shape)), {})]))
     q, k, v = _draw(g, 2, 6, 4), _draw(g, 2, 6, 4), _draw(g, 2, 6, 4)
     for kwargs in ({}, {"causal": True}, {"causal": False}):
@@ -55,7 +56,7 @@ def _attention() -> list[Probe]:
 def _module(*make: tuple[tuple, dict], dim: int) -> list[Probe]:
     """Each way of building the module, called on one sentence and on a batch of width ``dim``."""
     g = torch.Generator().manual_seed(SEED + dim)
-    xs = [_draw(g, 5, dim), _draw(g, 2, 7, dim)]
+    xs = [_draw(g, 5, dim), _draw(g, 2, 7, dim), _draw(g, 4, 4, dim)]    # 4: the heads' width
     return [Probe(m, [((x,), {}) for x in xs]) for m in make]
 
 

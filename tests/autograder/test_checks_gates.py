@@ -53,7 +53,24 @@ def test_a_hint_inside_a_gate_keeps_its_words_and_a_crash_says_where():
     def absent():               # a piece asked for through a handle that is not there: no line to show
         with hints.gate("the pieces are missing"):
             raise StudentError("AttributeError: 'MyTransformer' object has no attribute 'blocks'")
-    assert _shown(_raised(absent)) == "the pieces are missing"
+    assert _shown(_raised(absent)) == f"the pieces are missing ({hints.NAMES})"
+
+
+def test_a_layer_asked_for_by_its_name_that_is_not_there_is_said_without_the_errors_words():
+    """Q, K, V made as nn.Parameter, mix called proj, a ModuleList for the mlp: the check fails on a
+    name or a method the notebook fixes, and says so, in or out of a gate; the error's own words
+    (which a submission could fill with a hidden input) are never shown."""
+    unset = StudentError("KeyError: \"there is no parameter or buffer called 'Q.weight' 0.25 -1.5\"")
+
+    def gated():
+        with hints.gate("your Head does not work on a batch"):
+            raise unset
+    assert _shown(_raised(gated)) == f"your Head does not work on a batch ({hints.NAMES})"
+    assert _shown(unset) == f"{PROPERTY} ({hints.NAMES})"
+    assert _shown(StudentError("NotImplementedError: Module [ModuleList] is missing forward")) == (
+        f"{PROPERTY} ({hints.NAMES})")
+    assert "0.25" not in _shown(unset)
+    assert _shown(StudentError("ValueError: 0.25")) == PROPERTY
 
 
 def test_a_gates_hint_is_not_hidden_by_the_failure_that_follows_it():

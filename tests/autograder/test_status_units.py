@@ -138,6 +138,15 @@ def test_a_text_of_no_known_kind_is_other_and_kept_whole(text):
     assert said == GradingStatus(Status.OTHER, text) and said.text == text
 
 
+def test_what_a_process_reports_after_its_cells_ran_is_a_row_to_grade_again():
+    """Once the cells have run, a 'could not run' is the notebook's code talking (it may say it only
+    after a failed test): never an unreadable upload, never exported, graded again by a person."""
+    for reason in ("unreadable notebook: the upload was cut short", "sandbox setup failed: x",
+                   "grader error: BrokenPipeError"):
+        said = GradingStatus.parse(intake.fatal_status(reason, after_cells=True))
+        assert said.kind is Status.GRADING_ERROR and said.kind.regrade and not said.kind.unreadable
+
+
 def test_what_the_kinds_mean_for_the_exports():
     assert [k for k in Status if k.flagged] == [Status.SUSPICIOUS]
     assert {k for k in Status if k.never_ran} == {Status.WRONG_NOTEBOOK, Status.UNREADABLE_NOTEBOOK}

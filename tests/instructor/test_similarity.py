@@ -84,6 +84,11 @@ def test_answer_cells_and_their_questions(course):
     nb["cells"].append({"cell_type": "code", "source": "scratch = 2", "metadata": {}, "outputs": []})
     found = {c["cell"] - 1: c["question"] for c in sim.answer_code(nb, course)}
     assert found[19] == "q3" and found[len(nb["cells"]) - 1] == ""
+    # an answer made to look like the setup cell is still an answer: only the first is the course's
+    # (the grader runs the later ones as the student's)
+    first = nb["cells"][7]["source"]
+    nb["cells"][7]["source"] = "#@title My answer\n# GIVEN: setup.\n" + first
+    assert 7 in {c["cell"] - 1 for c in sim.answer_code(nb, course)}
 
 
 def test_report_section_escapes_hostile_code(tmp_path, course):

@@ -62,7 +62,7 @@ def test_multihead_parameter_count(MultiHead, Head):
             f"MultiHead({dim}, {heads}) has {total} trainable numbers, more than its heads and mix ({want})"
 
 
-@test_case(points=1, hidden=True, failure_message="self.heads must be an nn.ModuleList of separate heads, one new Head for each (a list comprehension, not [Head(...)] * heads), so that PyTorch finds every head's matrices among the parameters.")  # noqa: E501
+@test_case(points=1, hidden=True, failure_message="self.heads must be an nn.ModuleList, as the text asks, of separate heads: one new Head for each (a list comprehension, not [Head(...)] * heads). A plain list would hide the heads' matrices from PyTorch.")  # noqa: E501
 def test_multihead_separate_registered_heads(MultiHead):
     import torch
 
@@ -71,7 +71,7 @@ def test_multihead_separate_registered_heads(MultiHead):
     for dim, heads in [(12, 3), (8, 2), (10, 5)]:
         multi = MultiHead(dim, heads)
         assert multi.heads.isa(torch.nn.ModuleList), \
-            "self.heads is not an nn.ModuleList, so PyTorch does not find the heads"
+            "self.heads is not an nn.ModuleList (the text asks for one)"
         n = len(multi.heads)
         assert len({multi.heads[i].identity() for i in range(n)}) == n, \
             "your heads are all the same head: make a new Head for each one"
