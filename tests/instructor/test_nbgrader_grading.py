@@ -184,8 +184,8 @@ ENGINE_NB = "03_attention"
 
 @pytest.fixture(scope="module")
 def engine_class(tmp_path_factory) -> dict:
-    """An nbgrader class of 03 graded with the one command: five honest students (the solution, the
-    blank, two wrong answers and a right alternative) and an attack that replaces
+    """An nbgrader class of 03 graded with the one command: six honest students (the solution, the
+    blank, two wrong answers, a right alternative and a named mistake) and an attack that replaces
     `course.handles.close`, submitted as nbgrader's collect leaves them; `course nbgrader
     03_attention --course-dir DIR` (nbgrader autograde, then the engine's points into the
     gradebook), `nbgrader export`; the same answers in Otter's form through `course grade`."""
@@ -194,7 +194,7 @@ def engine_class(tmp_path_factory) -> dict:
 
     import forgery
 
-    from autograder.mutants import grade_folder, mutant_notebook, solution_notebook
+    from autograder.mutants import grade_folder, load_mutants, mutant_notebook, solution_notebook
     from benchmarks.nbgrader_class import filled_notebook, pick_mutants, read_export, submit
     from benchmarks.nbgrader_class import mutant_notebook as nbgrader_mutant
     from instructor.build import NOTEBOOKS, ROOT
@@ -215,9 +215,11 @@ def engine_class(tmp_path_factory) -> dict:
     otter.mkdir()
     honest = {"solution": (filled, solution_notebook(name)),
               "blank": (released, nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4))}
-    for m in pick_mutants(name, fail=2, passing=1):
+    picked = pick_mutants(name, fail=2, passing=1)
+    named = next(m for m in load_mutants(name) if m.named and m not in picked)    # named in its feedback
+    for m in [*picked, named]:
         honest[f"{m.expect}-{m.name}".replace("_", "-")] = (nbgrader_mutant(filled, m), mutant_notebook(m))
-    assert len(honest) == 5
+    assert len(honest) == 6
     for label, (nb, otter_nb) in honest.items():
         submit(root, name, label, nb)
         nbformat.write(otter_nb, otter / f"{label}.ipynb")
@@ -242,7 +244,7 @@ def engine_class(tmp_path_factory) -> dict:
     export = scratch / "grades.csv"
     exported = nbgrader(root, "export", "--to", str(export), env=env)
     return {"root": root, "engine": engine, "exported": exported, "honest": list(honest), "victim": victim,
-            "rows": read_export(export) if export.exists() else {},
+            "rows": read_export(export) if export.exists() else {}, "named": named,
             "course": grade_folder(name, otter, scratch / "course-grade", workers=2)}
 
 
@@ -254,10 +256,28 @@ def _exported(data: dict, student: str) -> dict:
 def test_the_one_command_runs_autograde_then_writes_the_gradebook(engine_class):
     r = engine_class["engine"]
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    assert "gradebook: the automatic scores of 8 submission(s)" in r.stdout
+    assert "gradebook: the automatic scores of 9 submission(s)" in r.stdout
     assert "Warning" not in r.stdout + r.stderr, re.findall(r".*Warning.*", r.stdout + r.stderr)[:5]
     assert "Autograding" in r.stderr or "autograde" in r.stderr.lower()      # nbgrader's own log came through
     assert engine_class["exported"].returncode == 0, engine_class["exported"].stderr[-3000:]
+
+
+def test_a_named_mistake_is_the_automatic_comment_of_its_questions_answer(engine_class):
+    """nbgrader's feedback shows it beside the answer; an answer with no named mistake gets none."""
+    from nbgrader.api import Gradebook
+
+    from autograder.mutants import load_mutants
+    m = engine_class["named"]
+    named = {f"fail-{x.name}".replace("_", "-"): x for x in load_mutants(ENGINE_NB) if x.named}
+    with Gradebook(f"sqlite:///{engine_class['root'] / 'gradebook.db'}") as gb:
+        said = {s: gb.find_comment(f"{m.question}-answer", ENGINE_NB, ENGINE_NB, s).auto_comment
+                for s in engine_class["honest"]}
+    assert said[f"fail-{m.name}".replace("_", "-")] == f"The mistake, named: {m.sentence}."
+    for student, comment in said.items():
+        if student in named:
+            assert comment == f"The mistake, named: {named[student].sentence}.", student
+        else:
+            assert not comment or "The mistake, named" not in comment, student
 
 
 def test_an_honest_class_raises_no_checksum_warning(engine_class):
