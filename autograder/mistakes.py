@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-HEADER_KEYS = ("question", "expect", "replaces", "why", "hint", "says")
+HEADER_KEYS = ("question", "expect", "replaces", "why", "hint", "says", "fails")
 # the pieces a judge can run on its own inputs (autograder.checks.mistakes.PROBES has one for each)
 PIECES = ("Attention", "Head", "MultiHead", "Block")
 MAX_NAMED = 3                       # mistakes named for one question: more would say nothing
@@ -35,6 +35,7 @@ class Mutant:
     code: str
     hint: str = ""
     says: str = ""       # for a named mistake: the end of "your <piece> behaves exactly like one that ..."
+    fails: str = ""      # the only tests it may fail, comma-separated (one slip costs its points once)
 
     @property
     def named(self) -> bool:
@@ -63,7 +64,7 @@ def read_mutant(path: Path) -> Mutant:
         raise ValueError(f"{path}: the header needs question, expect (pass/fail) and replaces")
     return Mutant(path.parent.parent.name, path.stem, header["question"], header["expect"],
                   header["replaces"], header.get("why", ""), "\n".join(body).strip() + "\n",
-                  header.get("hint", ""), header.get("says", ""))
+                  header.get("hint", ""), header.get("says", ""), header.get("fails", ""))
 
 
 def catalogue(folder: Path) -> dict[str, list[Mutant]]:

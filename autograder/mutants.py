@@ -10,6 +10,8 @@ A mutant file autograder/assignments/NN_name/mutants/<name>.py starts with a hea
                                    case of its question shows these words)
     # says: scales by ...         (optional, for a fail: names the mistake to a student whose piece
                                    behaves like it; autograder.mistakes)
+    # fails: test_a, test_b       (optional, for a fail: the only tests it may fail, so that one
+                                   slip costs its points once)
 
 `mutant_notebook` makes the submission: the filled-in solution notebook with that one cell
 swapped. `python -m autograder.mutants NN_name [MUTANT...]` grades the solution and the mutants

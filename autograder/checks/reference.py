@@ -267,6 +267,17 @@ def causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: 
 causal_attention.__qualname__ = causal_attention.__name__ = "reference_attention"
 
 
+def causal_attention_any_keywords(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
+                                  **_others: Any) -> tuple:
+    """:func:`causal_attention` for a check of something other than how a Head calls Attention (the
+    device a network works on): a keyword of the student's own Attention (``mask=``) is not that
+    check's business, and has cost its points in the Head's own tests already."""
+    return causal_attention(q, k, v, causal)
+
+
+causal_attention_any_keywords.__qualname__ = causal_attention_any_keywords.__name__ = "reference_attention"
+
+
 def scale_used(weights: Any, q: torch.Tensor, k: torch.Tensor, scales: dict[str, float]) -> str | None:
     """Which of `scales` ({how a student would write it: the number}) weights are the softmax of
     q k^T divided by, if any: what to tell a student whose scale is wrong."""

@@ -3,6 +3,8 @@ there), every alternative correct answer and the solution score 100%, and the bl
 notebook scores 0 with grading finishing cleanly. Each notebook's own answers are graded in one
 batch through the engine (:mod:`autograder.own_class`), shared with the degenerate and shortcut suites."""
 
+import json
+
 import pytest
 
 from autograder import assignment, mutants
@@ -39,6 +41,10 @@ def test_mutant_scores_as_expected(name, mutant_name, own_class):
         shown = mutants.told(batch.out / "results", stem, mutant.question)
         assert not mutant.hint or any(mutant.hint in text for text in shown), (
             f"buggy {mutant_name} ({mutant.why}) was not told {mutant.hint!r}: {shown}")
+        if mutant.fails:                  # one slip costs its points once
+            doc = json.loads((batch.out / "results" / f"{stem}.json").read_text(encoding="utf-8"))
+            failed = {t["name"] for t in doc["tests"] if not t["passed"]}
+            assert failed == {n.strip() for n in mutant.fails.split(",")}, f"{mutant_name} failed {failed}"
 
 
 @pytest.mark.parametrize("name", BUILT)
@@ -70,8 +76,6 @@ def test_each_named_mistake_is_named_and_nothing_else_is(name, own_class):
     """Graded through the engine, a named mistake's mutant is told its own mistake and only it; the
     solution, the blank notebook, the correct alternatives and every other mutant are told none
     (a known mistake is never said to a right answer, nor put on another mistake)."""
-    import json
-
     batch = own_class(name)
 
     def said(stem: str) -> list[str]:

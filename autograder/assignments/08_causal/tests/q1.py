@@ -209,7 +209,7 @@ def test_causal_mytransformer_device(MyTransformer, Attention, Head):
     net.to("meta")                                  # another device ("meta": shapes only)
     for block in net.blocks:
         block.to("meta")
-    with net.swapped(Attention=reference.causal_attention):
+    with net.swapped(Attention=reference.causal_attention_any_keywords):
         out = properties.on_another_device(net, torch.zeros(2, 5, dtype=torch.long, device="meta"), mixing=(
             "with the network and x on another device your causal network makes a tensor on the CPU: make "
             "the positions with device=x.device"))
