@@ -51,7 +51,8 @@ def far(tmp_path, monkeypatch):
 
 
 def _as(uid: int) -> int:
-    """A process sleeping as ``uid``, in a session of its own (the test's child)."""
+    """A process sleeping as ``uid``, in a session of its own (the test's child), returned once it
+    runs as ``uid`` (on a loaded machine a fork takes its time)."""
     pid = os.fork()
     if pid == 0:  # pragma: no cover - child
         os.setsid()
@@ -60,6 +61,9 @@ def _as(uid: int) -> int:
         os.setuid(uid)
         time.sleep(60)
         os._exit(0)
+    deadline = time.monotonic() + 30
+    while psutil.Process(pid).uids().real != uid and time.monotonic() < deadline:
+        time.sleep(0.01)
     return pid
 
 
@@ -350,6 +354,7 @@ def test_two_batches_with_private_tmp_in_namespaces_grade_every_row_as_alone(tmp
     first = _grade("first", tmp_path, first_files, pid_namespace=False)
     tops = {first.pid: "first"}
     seen: dict[int, set[str]] = {}
+    ours: set[int] = set()                          # the processes seen in either batch
     groups: set[str] = set()                       # the cgroups their notebooks ran in
     second = None
     deadline = time.monotonic() + 240
@@ -365,6 +370,7 @@ def test_two_batches_with_private_tmp_in_namespaces_grade_every_row_as_alone(tmp
             if batch is None:
                 continue
             seen.setdefault(uid, set()).add(batch)
+            ours.add(p.pid)
             try:
                 with open(f"/proc/{p.pid}/cgroup") as f:
                     for line in f:
@@ -391,7 +397,9 @@ def test_two_batches_with_private_tmp_in_namespaces_grade_every_row_as_alone(tmp
     shared = {uid for uid, batches in seen.items() if len(batches) > 1}
     assert not shared, f"uids held by both batches: {sorted(shared)}"
     assert {"first", "second"} <= set().union(*seen.values())
-    left = [p for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real in seen]
+    # another batch on this machine (the rest of the test suite) may hold one of these uids now
+    left = [p for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real in seen
+            and p.pid in ours]
     assert not [p for p in left if p.status() != psutil.STATUS_ZOMBIE], left
     for name in ("first", "second"):
         assert os.listdir(tmp_path / name / "locks" / "course-grader") == []

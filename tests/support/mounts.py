@@ -99,17 +99,36 @@ def tree(folder: Path) -> dict[str, bytes]:
 
 
 # In the namespace: /tmp and /var/tmp replaced by empty tmpfs, as systemd's PrivateTmp and Slurm's
-# job_container/tmpfs do, and the test's own folder (below the old /tmp) bound back at its own path
-# through a descriptor opened before (a path would lead into the new, empty /tmp).
-_PRIVATE_TMP = ('exec 3<"$1" && mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs /var/tmp && mkdir -p "$1" '
-                '&& mount --no-canonicalize --bind /proc/self/fd/3 "$1" && exec 3<&- && shift && {first}"$@"')
+# job_container/tmpfs do, and what must stay (the test's own folder, and the repository with its venv
+# when it lies below /tmp, as a fresh clone's may) bound back at its own path through a descriptor
+# opened before (a path would lead into the new, empty /tmp).
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _kept(keep: Path) -> list[str]:
+    """``keep`` and the repository, where they lie below /tmp or /var/tmp, none inside another."""
+    paths: list[str] = []
+    for p in (Path(keep).resolve(), REPO):
+        if any(p == Path(t) or Path(t) in p.parents for t in ("/tmp", "/var/tmp")) and str(p) not in paths:
+            paths.append(str(p))
+    return [p for p in paths if not any(q != p and Path(q) in Path(p).parents for q in paths)]
+
+
+def _private_tmp_script(n: int, first: str) -> str:
+    opened = "".join(f'exec {3 + i}<"${i + 1}" && ' for i in range(n))
+    bound = "".join(f'mkdir -p "${i + 1}" && mount --no-canonicalize --bind /proc/self/fd/{3 + i} "${i + 1}" '
+                    f'&& exec {3 + i}<&- && ' for i in range(n))
+    return (f"{opened}mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs /var/tmp && {bound}"
+            f"shift {n} && {first}\"$@\"")
 
 
 def private_tmp(argv: list[str], keep: Path, pid_namespace: bool = False, first: str = "") -> list[str]:
     """``argv`` run in a mount namespace of its own whose /tmp and /var/tmp are empty and its own, with
-    ``keep`` (a folder below /tmp: the test's) still there; in a PID namespace of its own too where
-    ``pid_namespace`` (its /proc shows its own processes only), ``first`` (shell) run before it."""
+    ``keep`` (a folder below /tmp: the test's) and the repository still there; in a PID namespace of
+    its own too where ``pid_namespace`` (its /proc shows its own processes only), ``first`` (shell)
+    run before it."""
     check_mount()
     pid = ["--pid", "--fork", "--mount-proc"] if pid_namespace else []
+    kept = _kept(keep)
     return ["unshare", "--mount", *pid, "--propagation", "private", "sh", "-c",
-            _PRIVATE_TMP.format(first=first), "sh", str(keep), *argv]
+            _private_tmp_script(len(kept), first), "sh", *kept, *argv]
