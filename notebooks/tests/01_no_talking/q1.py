@@ -21,3 +21,29 @@ def test_format(rows_shape, identical_rows):
     rows = numbers(student(identical_rows))
     assert all((i == int(i) and 0 <= i < 5 for i in rows)), 'identical_rows is not a list of row numbers'
 
+@test_case(points=0, hidden=False, 
+    failure_message="rows_shape is not the shape of your own table[x]: look the rows up with your table and x, then take the shape.")
+def test_shape_of_your_rows(rows_shape, table, x):
+    import torch
+    from course.handles import number, student
+    table, x = (student(table), student(x))
+    assert type(table) is torch.Tensor and type(x) is torch.Tensor, 'table and x should be tensors'
+    shape = student(rows_shape)
+    if type(shape) is torch.Tensor:
+        shape = shape.tolist()
+    assert type(shape) in (list, tuple), 'rows_shape is not a shape'
+    assert [number(n) for n in shape] == list(table[x].shape), 'not the shape of your table[x]'
+
+@test_case(points=0, hidden=False, 
+    failure_message="A row can only be identical to another row together with that other row: list both of them, each once.")
+def test_identical_rows_come_together(identical_rows):
+    import torch
+    from course.handles import number, student
+    rows = student(identical_rows)
+    if type(rows) is torch.Tensor:
+        rows = rows.tolist()
+    assert type(rows) in (list, tuple), 'identical_rows is not a list'
+    rows = [number(i) for i in rows]
+    assert len(set(rows)) == len(rows), 'a row is listed twice'
+    assert len(rows) != 1, 'one row alone cannot be identical to another row'
+

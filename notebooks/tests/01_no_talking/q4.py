@@ -16,3 +16,18 @@ def test_batch_shape_format(batch_shape):
     assert type(shape) in (list, tuple) and len(shape) >= 1, 'batch_shape is not a shape'
     assert all((number(n) == int(number(n)) for n in shape)), 'batch_shape is not a shape'
 
+@test_case(points=0, hidden=False, 
+    failure_message="batch_shape is not the shape of your own embed(x_batch): an embedding replaces every integer of x_batch by a vector as long as its rows.")
+def test_shape_of_your_batch(batch_shape, embed, x_batch):
+    import torch
+    from course.handles import Handle, number, student
+    shape = student(batch_shape)
+    if type(shape) is torch.Tensor:
+        shape = shape.tolist()
+    assert type(shape) in (list, tuple), 'batch_shape is not a shape'
+    embed, x_batch = (student(embed), student(x_batch))
+    assert isinstance(embed, Handle) and embed.isa(torch.nn.Embedding), 'embed is not an nn.Embedding'
+    assert type(x_batch) is torch.Tensor, 'x_batch is not a tensor'
+    width = embed.params(values=False)['weight'].shape[-1]
+    assert [number(n) for n in shape] == [*x_batch.shape, width], 'not the shape of your embed(x_batch)'
+

@@ -14,3 +14,22 @@ def test_format(word_frequencies, frequency_entropy, no_talking_loss):
     assert abs(sum((number(p) for p in frequencies.values())) - 1) < 1e-06, 'the frequencies do not add up to one'
     (number(student(frequency_entropy)), number(student(no_talking_loss)))
 
+@test_case(points=0, hidden=False, 
+    failure_message="frequency_entropy is not -sum p log p over the frequencies of your own dictionary, with the natural log (math.log).")
+def test_entropy_of_your_frequencies(word_frequencies, frequency_entropy):
+    import math
+    from course.handles import number, student
+    frequencies = student(word_frequencies)
+    assert type(frequencies) is dict, 'word_frequencies is not a dictionary'
+    p = [number(v) for v in frequencies.values()]
+    assert all((v >= 0 for v in p)), 'a frequency is negative'
+    own = -sum((v * math.log(v) for v in p if v > 0))
+    assert abs(number(student(frequency_entropy)) - own) < 0.005, 'not -sum p log p of your dictionary'
+
+@test_case(points=0, hidden=False, 
+    failure_message="no_talking_loss is not four times your frequency_entropy: the loss pays the cost of one position four times.")
+def test_loss_from_your_entropy(frequency_entropy, no_talking_loss):
+    from course.handles import number, student
+    entropy, loss = (number(student(frequency_entropy)), number(student(no_talking_loss)))
+    assert abs(loss - 4 * entropy) < 0.02, 'not four times your entropy'
+

@@ -12,3 +12,14 @@ def test_is_number(head_params):
     value = student(head_params)
     assert type(value) is int or (type(value) is float and value == int(value)), 'head_params is not a whole number'
 
+@test_case(points=0, hidden=False, 
+    failure_message="head_params is not what PyTorch counts in your own Head(32, 8): count the numbers in its Q, K and V again (or, if you are sure of your count, look at your Head).")
+def test_count_of_your_head(head_params, Head):
+    import torch
+    from course.handles import number, student
+    count = number(student(head_params))
+    with torch.random.fork_rng(devices=[]):
+        head = student(Head)(32, 8)
+        own = sum((t.numel() for t in head.params(values=False).values()))
+    assert count == own, 'not the number of trainable numbers of your Head(32, 8)'
+

@@ -12,3 +12,13 @@ def test_multi_params_is_number(multi_params, multi_count):
     assert type(student(multi_params)) is int, 'multi_params should be a whole number (your count)'
     assert type(student(multi_count)) is int, 'multi_count should be a whole number: sum(p.numel() for p in multi.parameters())'
 
+@test_case(points=0, hidden=False, 
+    failure_message="Your two counts should agree: multi_count is what PyTorch counts in your multi (sum(p.numel() for p in multi.parameters())), and multi_params your count by hand of the same network, with each head's Q, K and V counted as matrices without biases, as the question says. If they differ, one of them (or your MultiHead) has a mistake.")
+def test_counts_agree(multi, multi_params, multi_count):
+    from course.handles import number, student
+    params = student(multi).params(values=False)
+    own = sum((t.numel() for t in params.values()))
+    assert number(student(multi_count)) == own, "multi_count is not PyTorch's count of your multi"
+    by_hand = sum((t.numel() for name, t in params.items() if not (name.startswith('heads.') and name.endswith('.bias'))))
+    assert number(student(multi_params)) == by_hand, 'your count by hand is not the count of your multi'
+

@@ -11,3 +11,14 @@ def test_list_params_is_number(list_params):
     from course.handles import student
     assert type(student(list_params)) is int, 'list_params should be a whole number'
 
+@test_case(points=0, hidden=False, 
+    failure_message="list_params is not what PyTorch counts in your own ListMultiHead(32, 4): let PyTorch count it, sum(p.numel() for p in ListMultiHead(32, 4).parameters()), rather than counting by hand.")
+def test_count_of_your_list_version(list_params, ListMultiHead):
+    import torch
+    from course.handles import number, student
+    count = number(student(list_params))
+    with torch.random.fork_rng(devices=[]):
+        net = student(ListMultiHead)(32, 4)
+        own = sum((t.numel() for t in net.params(values=False).values()))
+    assert count == own, 'not what PyTorch counts in your ListMultiHead(32, 4)'
+

@@ -13,3 +13,10 @@ def test_params_answers_types(n_params, largest_piece):
     assert type(n) is int, 'n_params should be a whole number'
     assert type(piece) is str, "largest_piece should be a string, e.g. 'embed'"
 
+@test_case(points=0, hidden=False, 
+    failure_message="n_params is not the number of trainable parameters of your own big = MyTransformer(2002): Count(big) counts them.")
+def test_count_of_your_big(n_params, big):
+    from course.handles import number, student
+    own = sum((t.numel() for t in student(big).params(values=False).values()))
+    assert number(student(n_params)) == own, 'not the count of your big'
+

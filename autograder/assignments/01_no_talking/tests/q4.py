@@ -18,6 +18,23 @@ def test_batch_shape_format(batch_shape):
     assert all(number(n) == int(number(n)) for n in shape), "batch_shape is not a shape"
 
 
+@test_case(points=0, hidden=False, failure_message='batch_shape is not the shape of your own embed(x_batch): an embedding replaces every integer of x_batch by a vector as long as its rows.')  # noqa: E501
+def test_shape_of_your_batch(batch_shape, embed, x_batch):
+    import torch
+
+    from course.handles import Handle, number, student
+    shape = student(batch_shape)
+    if type(shape) is torch.Tensor:
+        shape = shape.tolist()
+    assert type(shape) in (list, tuple), "batch_shape is not a shape"
+    embed, x_batch = student(embed), student(x_batch)
+    assert isinstance(embed, Handle) and embed.isa(torch.nn.Embedding), "embed is not an nn.Embedding"
+    assert type(x_batch) is torch.Tensor, "x_batch is not a tensor"
+    # the shape of embed(x_batch), from the shapes of your x_batch and of your embed's table (nothing runs)
+    width = embed.params(values=False)["weight"].shape[-1]
+    assert [number(n) for n in shape] == [*x_batch.shape, width], "not the shape of your embed(x_batch)"
+
+
 @test_case(points=1, hidden=True, failure_message='Not the right shape. The batch has shape (64, 4): every one of its integers becomes a vector of 8 numbers.')  # noqa: E501
 def test_batch_shape(batch_shape, embed):
     from autograder.checks import answers

@@ -16,6 +16,26 @@ def test_format(word_frequencies, frequency_entropy, no_talking_loss):
     number(student(frequency_entropy)), number(student(no_talking_loss))
 
 
+@test_case(points=0, hidden=False, failure_message='frequency_entropy is not -sum p log p over the frequencies of your own dictionary, with the natural log (math.log).')  # noqa: E501
+def test_entropy_of_your_frequencies(word_frequencies, frequency_entropy):
+    import math
+
+    from course.handles import number, student
+    frequencies = student(word_frequencies)
+    assert type(frequencies) is dict, "word_frequencies is not a dictionary"
+    p = [number(v) for v in frequencies.values()]
+    assert all(v >= 0 for v in p), "a frequency is negative"
+    own = -sum(v * math.log(v) for v in p if v > 0)     # the entropy of your dictionary, worked out here
+    assert abs(number(student(frequency_entropy)) - own) < 0.005, "not -sum p log p of your dictionary"
+
+
+@test_case(points=0, hidden=False, failure_message='no_talking_loss is not four times your frequency_entropy: the loss pays the cost of one position four times.')  # noqa: E501
+def test_loss_from_your_entropy(frequency_entropy, no_talking_loss):
+    from course.handles import number, student
+    entropy, loss = number(student(frequency_entropy)), number(student(no_talking_loss))
+    assert abs(loss - 4 * entropy) < 0.02, "not four times your entropy"
+
+
 @test_case(points=1, hidden=True, failure_message="Some frequencies are off. Each sentence has 4 positions: 'the' fills one of them in both sentences, 'cat' one in the sentence that has probability 0.8, and so on.")  # noqa: E501
 def test_frequencies(word_frequencies):
     from autograder.checks.nb01 import words

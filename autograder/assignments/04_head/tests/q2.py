@@ -14,6 +14,18 @@ def test_is_number(head_params):
         "head_params is not a whole number"
 
 
+@test_case(points=0, hidden=False, failure_message='head_params is not what PyTorch counts in your own Head(32, 8): count the numbers in its Q, K and V again (or, if you are sure of your count, look at your Head).')  # noqa: E501
+def test_count_of_your_head(head_params, Head):
+    import torch
+
+    from course.handles import number, student
+    count = number(student(head_params))
+    with torch.random.fork_rng(devices=[]):      # making your Head draws a seed here: put it back
+        head = student(Head)(32, 8)
+        own = sum(t.numel() for t in head.params(values=False).values())
+    assert count == own, "not the number of trainable numbers of your Head(32, 8)"
+
+
 @test_case(points=1, hidden=True, failure_message='Not quite. Each of Q, K and V is a head_dim x dim matrix with no bias.')  # noqa: E501
 def test_head_params(head_params):
     from course.handles import number, student

@@ -12,6 +12,18 @@ def test_list_params_is_number(list_params):
     assert type(student(list_params)) is int, "list_params should be a whole number"
 
 
+@test_case(points=0, hidden=False, failure_message='list_params is not what PyTorch counts in your own ListMultiHead(32, 4): let PyTorch count it, sum(p.numel() for p in ListMultiHead(32, 4).parameters()), rather than counting by hand.')  # noqa: E501
+def test_count_of_your_list_version(list_params, ListMultiHead):
+    import torch
+
+    from course.handles import number, student
+    count = number(student(list_params))
+    with torch.random.fork_rng(devices=[]):      # making your network draws a seed here: put it back
+        net = student(ListMultiHead)(32, 4)
+        own = sum(t.numel() for t in net.params(values=False).values())
+    assert count == own, "not what PyTorch counts in your ListMultiHead(32, 4)"
+
+
 @test_case(points=1, hidden=True, failure_message='With a plain Python list PyTorch only finds the parameters of mix. Count them again.')  # noqa: E501
 def test_list_params_value(list_params):
     from course.handles import number, student

@@ -14,6 +14,13 @@ def test_params_answers_types(n_params, largest_piece):
     assert type(piece) is str, "largest_piece should be a string, e.g. 'embed'"
 
 
+@test_case(points=0, hidden=False, failure_message='n_params is not the number of trainable parameters of your own big = MyTransformer(2002): Count(big) counts them.')  # noqa: E501
+def test_count_of_your_big(n_params, big):
+    from course.handles import number, student
+    own = sum(t.numel() for t in student(big).params(values=False).values())
+    assert number(student(n_params)) == own, "not the count of your big"
+
+
 @test_case(points=1, hidden=True, failure_message='Count again: embed 2002 x 128, position 64 x 128, four blocks, the final norm, and out (128 x 2002 plus a bias); Count(big) does it for you.')  # noqa: E501
 def test_n_params(n_params, MyTransformer):
     from course.handles import number, student
