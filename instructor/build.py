@@ -169,18 +169,40 @@ GIVEN_EARLIER_HEADER = '''\
 # (If yours worked, they are the same thing. Read them if you got stuck last week.)'''
 
 GIVEN_NAMESPACE_NOTE = '''\
-# This notebook writes a Block of its own (the chapter's Block(cfg)), so the earlier pieces are made
+# The chapter's Block(cfg) is not the page's Block(dim, heads, causal), so the earlier pieces are made
 # inside a function and kept in `{space}`: {space}.MyTransformer, {space}.Block, {space}.WriteLeftToRight, ...
-# Each of them goes on using the others from `{space}`, whatever you define below.
+# Each of them goes on using the others from `{space}`, whatever is defined below.
 from types import SimpleNamespace'''
+
+GIVEN_SINCE_HEADER = """\
+# GIVEN: the answers of notebook {since}, whole, beside `{space}`: the chapter's model.py (Config,
+# SelfAttention, MLP, Block, GPT), about 90 lines. (If your notebook {since} works, it is the same
+# network.)"""
 
 POINTS_TEMPLATE = ("**Points.** This notebook is worth **{total} points**: {auto} checked by the "
                    "autograder, {manual} read by your instructor (plots and explanations).")
 
+def _spaced_before(name: str) -> str | None:
+    """The last notebook in NAMESPACES before `name`, whose given cell a later notebook starts from."""
+    earlier = [n for n in registry.upto(name)[:-1] if n in NAMESPACES]
+    return earlier[-1] if earlier else None
+
+
+def _since_spaced(name: str, spaced: str) -> list[str]:
+    """The reference answers from `spaced` up to `name` (exclusive), each name's latest definition:
+    what a notebook after a namespaced one gets at the top level (10 gets 09's GPT whole)."""
+    names = registry.upto(name)[:-1]
+    return latest_definitions([code for n in names[names.index(spaced):] for code in reference_code(n)])
+
+
 def given_pieces(name: str) -> list[str]:
     """The earlier answers exactly as `name`'s given-earlier cell shows them: the reference code of
     the earlier masters, or, for a notebook in NAMESPACES, the latest definition of each name,
-    indented into the function that makes the namespace."""
+    indented into the function that makes the namespace; after such a notebook, that namespace's
+    pieces, then the answers since at the top level."""
+    spaced = _spaced_before(name)
+    if spaced and name not in NAMESPACES:
+        return given_pieces(spaced) + _since_spaced(name, spaced)
     blocks = earlier_reference_code(name)
     if name not in NAMESPACES:
         return blocks
@@ -189,6 +211,12 @@ def given_pieces(name: str) -> list[str]:
 
 def given_earlier_code(name: str) -> str:
     """The source of `name`'s given-earlier cell."""
+    spaced = _spaced_before(name)
+    if spaced and name not in NAMESPACES:
+        names = registry.upto(name)[:-1]
+        since = ", ".join(n[:2] for n in names[names.index(spaced):])
+        header = GIVEN_SINCE_HEADER.format(space=NAMESPACES[spaced], since=since)
+        return "\n\n\n".join([given_earlier_code(spaced), header] + _since_spaced(name, spaced))
     pieces = given_pieces(name)
     if name not in NAMESPACES:
         return "\n\n\n".join([GIVEN_EARLIER_HEADER] + pieces)

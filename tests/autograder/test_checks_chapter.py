@@ -134,10 +134,11 @@ def test_a_block_is_checked_with_the_chapters_attention_when_its_own_raises():
                 assert torch.allclose(block.attn(x), chapter.ReferenceSelfAttention(8, 2)(x), atol=1e-6)
 
 
-def _cells_of_09(*names: str) -> str:
-    """The solution's cells of 09 that define `names` (the GIVEN page too), in notebook order."""
+def _cells_of_10(*names: str) -> str:
+    """The solution's cells of 10 that define `names` (the GIVEN page and model.py too), in notebook order."""
     from autograder import mutants
-    cells = [c.source.partition("# END SOLUTION")[0] for c in mutants.solution_notebook("09_gpt").cells
+    solution = mutants.solution_notebook("10_gpt_extension")
+    cells = [c.source.partition("# END SOLUTION")[0] for c in solution.cells
              if c.cell_type == "code"
              and (mutants.defines(c.source) & set(names) or "page = _make_page()" in c.source)]
     return "from tqdm.auto import tqdm\nfrom course.training import Seed\n" + "\n".join(cells) + "\n"
@@ -162,7 +163,7 @@ def test_a_copy_is_the_pages_transformer_whose_weights_do_the_work(copy, passes)
         "    from autograder.checks.nb09 import chapter\n"
         "    P = {n: p.detach() for n, p in gpt.named_parameters()}\n"
         "    return chapter.logits(P, ids, gpt.cfg.heads, gpt.cfg.layers)\n")
-    with notebook(_cells_of_09("Config", "GPTWeights", "CopyToMyTransformer") + gpt_forward + copy) as nb:
+    with notebook(_cells_of_10("Config", "GPTWeights", "CopyToMyTransformer") + gpt_forward + copy) as nb:
         Config, GPTWeights, Copy = nb.Config, nb.GPTWeights, nb.CopyToMyTransformer
         torch.manual_seed(3)
         for V, C, D, H, L in [(30, 12, 12, 3, 2), (17, 9, 16, 2, 1)]:

@@ -5,8 +5,9 @@ cost the rules point; the honest solutions keep every point.
 - 03_attention: F.scaled_dot_product_attention run by a global module backward hook, fired by a
   ``.backward()`` inside Attention (the mode is off while ``backward`` runs, so a watch on the mode alone
   would see nothing);
-- 09_gpt: a SelfAttention whose forward is the GIVEN ``FastSelfAttention.forward`` (the GIVEN cell
-  is the course's, so the static reading finds nothing; the kernel ran during the judged call).
+- 09_gpt: a SelfAttention whose forward hands itself to the GIVEN ``SuspectAttention`` with no bug
+  (PyTorch's attention on its layers: the GIVEN cell is the course's, so the static reading of q2 finds
+  nothing; the kernel ran during the judged call).
 """
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ def Attention(q, k, v):
 '''
 FAST_FORWARD = '''
     def forward(self, x):
-        return FastSelfAttention.forward(self, x)
+        self.bug = None                     # a Suspect without a bug: PyTorch's attention on these layers
+        return SuspectAttention(self, x)
 '''
 
 
@@ -76,8 +78,6 @@ def _fast_self_attention() -> dict:
     src = "".join(cell["source"])
     head, _, tail = src.rpartition("    def forward(self, x):\n")
     body_end = tail.index("# END SOLUTION")
-    head = head.replace("self.heads = cfg.heads\n",
-                        "self.heads = cfg.heads\n        self.fast_dropout = cfg.dropout\n", 1)
     cell["source"] = (head + FAST_FORWARD.lstrip("\n") + tail[body_end:]).splitlines(keepends=True)
     return nb
 

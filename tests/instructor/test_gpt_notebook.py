@@ -7,17 +7,35 @@ import torch
 from instructor import build, masters
 
 NAME = "09_gpt"
+EXTENSION = "10_gpt_extension"
 pytestmark = pytest.mark.skipif(NAME not in build.masters(), reason="09 not written yet")
 
 
 def test_other_notebooks_get_their_given_cells_as_before():
     """Only a notebook in NAMESPACES gets the namespaced cell; the others' cells are unchanged."""
     for name in build.registry.notebooks()[1:]:
-        if name in build.NAMESPACES:
+        if name in build.NAMESPACES or build._spaced_before(name):
             continue
         assert build.given_earlier_code(name) == "\n\n\n".join(
             [build.GIVEN_EARLIER_HEADER] + build.earlier_reference_code(name))
         assert build.given_pieces(name) == build.earlier_reference_code(name)
+
+
+def test_the_extension_gets_the_page_and_the_chapters_gpt_whole():
+    """After 09, the given cell is 09's (the page's pieces in `page`), then 09's answers at the top
+    level, whole: the chapter's model.py, which 10 starts from."""
+    code = build.given_earlier_code(EXTENSION)
+    assert code.startswith(build.given_earlier_code(NAME))
+    after = code[len(build.given_earlier_code(NAME)):]
+    for piece in build.reference_code(NAME):
+        assert piece in after
+    top_level = build.given_pieces(EXTENSION)[len(build.given_pieces(NAME)):]
+    assert [n for piece in top_level for n in build.defined_names(piece)] == \
+        ["Config", "SelfAttention", "MLP", "Block", "GPT"]
+    space: dict = dict(build.reference_namespace("08_causal"))
+    exec(code, space)
+    assert sum(p.numel() for p in space["GPT"](space["Config"](vocab_size=1024)).parameters()) == 940_800
+    assert space["page"].Block is not space["Block"]
 
 
 def test_given_cell_keeps_the_latest_version_of_each_piece():
@@ -69,7 +87,7 @@ def test_reference_namespace_of_09_mirrors_the_notebook():
 
 
 def test_the_chapter_checks_pass_on_the_solution():
-    ns = build.reference_namespace(NAME)
+    ns = build.reference_namespace(EXTENSION)           # 09's GPT, and 10's fast path beside it
     GPT, Config = ns["GPT"], ns["Config"]
     torch.manual_seed(0)
     cfg = Config(vocab_size=1024, dropout=0.0)
@@ -87,12 +105,14 @@ def test_the_chapter_checks_pass_on_the_solution():
 
 def chapter_namespace() -> dict:
     """The solution's reference namespace plus the definitions (def, class, and names bound to plain
-    literals) of 09's other code cells: the GIVEN Suspect and GPTWeights, and the three checks."""
+    literals) of the other code cells of 09 and its extension, 10: the GIVEN Suspect, the three checks,
+    MakeFast and GPTWeights."""
     import ast
 
-    ns = build.reference_namespace(NAME)
-    for cell in build.read_master(NAME).cells:
-        if cell.cell_type != "code" or "reference" in cell.metadata.get("tags", []):
+    ns = build.reference_namespace(EXTENSION)
+    for cell in build.read_master(NAME).cells + build.read_master(EXTENSION).cells:
+        tags = cell.metadata.get("tags", [])
+        if cell.cell_type != "code" or "reference" in tags or "given-earlier" in tags:
             continue
         try:
             tree = ast.parse(masters.answer_code(cell.source))

@@ -16,7 +16,7 @@ def _config(tmp_path, body: str):
 
 def test_the_committed_list_is_the_course_in_order():
     names = registry.notebooks()
-    assert names[0] == "01_no_talking" and names[-1] == "09_gpt"
+    assert names[0] == "01_no_talking" and names[-1] == "10_gpt_extension"
     assert registry.upto("03_attention") == names[:3]
     assert registry.strays() == []                     # every master listed, every listed master there
 

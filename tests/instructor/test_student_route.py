@@ -55,7 +55,10 @@ AFTER = ('_route_now = _route_state()\n'
          '    k for k in _route_now if _route_now[k] != _route_before[k])))')
 # Numbers the text states that a correct run prints: (what the run prints, a regular expression
 # with the number as its group; how the text states it, formatted with the number printed).
-STATED = {"09_gpt": [(r"Starting loss: (\d+\.\d+)", "a correct run of this notebook prints {:.2f}")]}
+STATED = {"09_gpt": [
+    (r"Starting loss: (\d+\.\d+)", "a correct run of this notebook prints {:.2f}"),
+    (r"starting loss without init_weights: (\d+\.\d)", "about {:.0f} without `init_weights`"),
+]}
 # What shows that a check broke instead of failing: an error of the check's own code.
 BROKEN = re.compile(r"ModuleNotFoundError|ImportError|No module named|NameError: name '(student|"
                     r"course|torch|answers|checks)'")

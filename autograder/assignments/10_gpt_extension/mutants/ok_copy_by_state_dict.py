@@ -1,4 +1,4 @@
-# question: q12
+# question: q2
 # expect: pass
 # replaces: CopyToMyTransformer
 # why: builds a whole state_dict for MyTransformer and loads it in one go; sizes read from the tensors

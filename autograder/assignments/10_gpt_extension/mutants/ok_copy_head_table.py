@@ -1,4 +1,4 @@
-# question: q12
+# question: q2
 # expect: pass
 # replaces: CopyToMyTransformer
 # why: copies gpt.head.weight (the same table as gpt.tokens.weight) into out, and the qkv rows head by head with index_select
