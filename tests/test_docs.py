@@ -346,7 +346,7 @@ def test_every_command_runs_as_written(command):
     ("course grade subs --assignment 03_attention --out g --worker 2", "exit status 2"),
     ("course grade subs --assignment 03_atention --out g", "not a notebook"),
     ("course release ../x --upto 3", "not a notebook"),
-    ("course solutions 10", "not a notebook"),
+    ("course solutions 11", "not a notebook"),
     ("make tset", "make --dry-run"),
     ("python -m autograder.mutantz 03_attention", "no module"),
     ("python -m autograder sub.zip --assignment 03_attention --out g --gradebok x.csv", "exit status 2"),

@@ -14,7 +14,7 @@ import pytest
 from instructor import new, registry
 
 ROOT = Path(__file__).resolve().parents[2]
-TOY = "10_toy"
+TOY = "11_toy"
 
 
 def _copy_of_the_repository(target: Path) -> Path:
@@ -82,7 +82,7 @@ def test_the_name_goes_into_the_list_in_number_order_and_comments_stay():
 @pytest.mark.parametrize("name, title, said", [
     ("10-toy", "T", "not named NN_name"),
     ("03_again", "T", "number 03 is taken by 03_attention"),
-    ("10_toy", "  ", "the title is empty"),
+    ("11_toy", "  ", "the title is empty"),
 ])
 def test_a_notebook_that_cannot_be_added_writes_nothing(tmp_path, name, title, said):
     repo = tmp_path / "repo"
@@ -102,7 +102,7 @@ def test_a_new_notebook_is_its_master_its_material_and_its_line_in_course_toml(t
     new.new(TOY, "Adding up", repo)
     assert registry.notebooks(repo / "course.toml")[-1] == TOY
     master = (repo / "solutions" / f"{TOY}.ipynb").read_text()
-    assert "name: 10_toy" in master and "# 10 · Adding up" in master and "NN" not in master
+    assert "name: 11_toy" in master and "# 11 · Adding up" in master and "NN" not in master
     material = repo / "autograder" / "assignments" / TOY
     assert sorted(p.relative_to(material).as_posix() for p in material.rglob("*") if p.is_file()) == [
         "degenerate.py", "mutants/sums_columns.py", "rules.toml"]
