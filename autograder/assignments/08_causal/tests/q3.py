@@ -14,7 +14,7 @@ def test_same_positions_types(causal_same, noncausal_same):
         "causal_same and noncausal_same should be lists of positions, e.g. [0, 3]"
 
 
-@test_case(points=0, hidden=False, failure_message='These lists cannot both be right. Position 3 holds the word that differs, so its logits differ in both networks; and the mask only hides words from a site, so a site identical with causal=False is identical with causal=True too. Check which list is which.')  # noqa: E501
+@test_case(points=0, hidden=False, failure_message='These lists cannot both be right. Position 3 holds the word that differs, so its logits differ in both networks; and the mask only hides words from a site, so a site identical with causal=False is identical with causal=True too. Check which list is which. (If these are what your network really does, its causal switch is the wrong way round: see Question 1.)')  # noqa: E501
 def test_same_positions_possible(causal_same, noncausal_same):
     from course.handles import number, student
     same, other = student(causal_same), student(noncausal_same)
