@@ -204,3 +204,47 @@ def test_n_params_is_the_count_of_the_students_own_big(answer, ok):
 def test_causal_positions_are_possible(same, other, ok):
     check = public_check("08_causal", "q3", "test_same_positions_possible")
     assert passes(check, f"causal_same = {same}\nnoncausal_same = {other}\n") is ok
+
+
+# ---------------------------------------------------------------- 09: the GPT's count
+
+BLOCKS = "2 * (2 * 8 + 3 * 8 * 8 + 3 * 8 + 8 * 8 + 8)"
+
+
+@pytest.mark.parametrize("tied, answer, ok", [
+    (True, "sum(p.numel() for p in GPT(Config(vocab_size=1024)).parameters())", True),
+    (True, f"1024 * 8 + 16 * 8 + {BLOCKS} + 2 * 8", True),              # by hand
+    (True, f"2 * 1024 * 8 + 16 * 8 + {BLOCKS} + 2 * 8", False),         # the tied table counted twice
+    (False, f"1024 * 8 + 16 * 8 + {BLOCKS} + 2 * 8", False),            # right for a tied GPT, not this one
+])
+def test_gpt_count_is_that_of_the_students_own_gpt(tied, answer, ok):
+    check = public_check("09_gpt", "q6", "test_count_of_your_gpt")
+    code = f'''
+from dataclasses import dataclass
+
+
+@dataclass
+class Config:
+    vocab_size: int
+    context: int = 16
+    dim: int = 8
+    layers: int = 2
+
+
+class GPT(nn.Module):              # a small stand-in: a table, positions, attention-sized blocks
+    def __init__(self, cfg):
+        super().__init__()
+        D = cfg.dim
+        self.tokens, self.positions = nn.Embedding(cfg.vocab_size, D), nn.Embedding(cfg.context, D)
+        self.blocks = nn.ModuleList(nn.Sequential(nn.LayerNorm(D), nn.Linear(D, 3 * D), nn.Linear(D, D))
+                                    for _ in range(cfg.layers))
+        self.norm = nn.LayerNorm(D)
+        self.head = nn.Linear(D, cfg.vocab_size, bias=False)
+        if {tied}:
+            self.head.weight = self.tokens.weight
+
+
+gpt_params = {answer}
+tying_saves = 2002 * 8
+'''
+    assert passes(check, code) is ok

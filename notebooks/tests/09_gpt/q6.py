@@ -12,3 +12,14 @@ def test_counts_are_numbers(gpt_params, tying_saves):
     for value in (student(gpt_params), student(tying_saves)):
         assert type(value) in (int, float), 'gpt_params and tying_saves should be numbers'
 
+@test_case(points=0, hidden=False, 
+    failure_message="gpt_params is not what PyTorch counts in your own GPT(Config(vocab_size=1024)): count again, piece by piece (the tied head's table is counted once), or, if you are sure of your count, look at your GPT.")
+def test_count_of_your_gpt(gpt_params, Config, GPT):
+    import torch
+    from course.handles import number, student
+    count = number(student(gpt_params))
+    with torch.random.fork_rng(devices=[]):
+        gpt = student(GPT)(student(Config)(vocab_size=1024))
+        own = sum((t.numel() for t in gpt.params(values=False).values()))
+    assert count == own, 'not the number of trainable numbers of your GPT(Config(vocab_size=1024))'
+

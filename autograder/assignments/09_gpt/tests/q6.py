@@ -13,6 +13,18 @@ def test_counts_are_numbers(gpt_params, tying_saves):
         assert type(value) in (int, float), "gpt_params and tying_saves should be numbers"
 
 
+@test_case(points=0, hidden=False, failure_message="gpt_params is not what PyTorch counts in your own GPT(Config(vocab_size=1024)): count again, piece by piece (the tied head's table is counted once), or, if you are sure of your count, look at your GPT.")  # noqa: E501
+def test_count_of_your_gpt(gpt_params, Config, GPT):
+    import torch
+
+    from course.handles import number, student
+    count = number(student(gpt_params))
+    with torch.random.fork_rng(devices=[]):      # making your GPT draws a seed here: put it back
+        gpt = student(GPT)(student(Config)(vocab_size=1024))
+        own = sum(t.numel() for t in gpt.params(values=False).values())
+    assert count == own, "not the number of trainable numbers of your GPT(Config(vocab_size=1024))"
+
+
 @test_case(points=1, hidden=True, failure_message='Not quite. Count each piece: tokens V*D, positions T*D, per block two LayerNorms (2D each), qkv (D*3D + 3D), out (D*D + D), up (D*4D + 4D), down (4D*D + D); four blocks; the final LayerNorm 2D; the head nothing (it is the token table).')  # noqa: E501
 def test_gpt_params(gpt_params):
     from course.handles import number, student
