@@ -13,7 +13,7 @@ def test_counts_are_numbers(gpt_params, tying_saves):
         assert type(value) in (int, float), "gpt_params and tying_saves should be numbers"
 
 
-@test_case(points=0, hidden=False, failure_message="gpt_params is not what PyTorch counts in your own GPT(Config(vocab_size=1024)): count again, piece by piece (the tied head's table is counted once), or, if you are sure of your count, look at your GPT.")  # noqa: E501
+@test_case(points=0, hidden=False, failure_message="gpt_params is not what PyTorch counts in your own GPT(Config(vocab_size=1024)): count again, piece by piece (the tied head's table is counted once), or, if you are sure of your count, look at your Config and GPT.")  # noqa: E501
 def test_count_of_your_gpt(gpt_params, Config, GPT):
     import torch
 
