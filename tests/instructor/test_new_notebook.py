@@ -1,4 +1,4 @@
-"""Adding a notebook is `course new` and `course build`: a toy tenth notebook, added by the steps
+"""Adding a notebook is `course new` and `course build`: a toy eleventh notebook, added by the steps
 CONTRIBUTING.md gives to a copy of this repository, is taken by `course build`, `course release`,
 `course grade`, the Gradescope zip and `course nbgrader` (the solution earns every automatic point on
 each route, the blank none), and nothing else needs an edit."""
@@ -39,7 +39,7 @@ def _course(repo: Path, *args: str, timeout: int = 900) -> subprocess.CompletedP
 
 
 @pytest.mark.e2e
-def test_a_toy_tenth_notebook_is_taken_by_every_command(tmp_path):
+def test_a_toy_eleventh_notebook_is_taken_by_every_command(tmp_path):
     repo = _copy_of_the_repository(tmp_path / "repo")
     before = registry.notebooks(repo / "course.toml")
 
