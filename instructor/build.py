@@ -176,8 +176,7 @@ from types import SimpleNamespace'''
 
 GIVEN_SINCE_HEADER = """\
 # GIVEN: the answers of notebook {since}, whole, beside `{space}`: the chapter's model.py (Config,
-# SelfAttention, MLP, Block, GPT), about 90 lines. (If your notebook {since} works, it is the same
-# network.)"""
+# SelfAttention, MLP, Block, GPT). (If your notebook {since} works, it is the same network.)"""
 
 POINTS_TEMPLATE = ("**Points.** This notebook is worth **{total} points**: {auto} checked by the "
                    "autograder, {manual} read by your instructor (plots and explanations).")
